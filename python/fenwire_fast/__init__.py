@@ -1,0 +1,99 @@
+"""fenwire_fast: the Fen wire protocol (JSONL between a parent and live child agents), fast.
+
+The codec (``decode``, ``validate``, ``encode``, ``Sender``, ``Receiver``, ...) comes from one of two
+interchangeable backends with identical behaviour: the Rust extension ``fenwire_fast._native`` when
+it imports, or the pure-Python ``fenwire_fast._pure`` when ``FENWIRE_NO_EXTENSIONS=1`` is set or the
+extension is missing. ``IMPLEMENTATION`` says which (``"rust"`` or ``"python"``).
+
+Nothing in the codec raises on bad input: every call returns a ``Rejection`` instead.
+"""
+
+from __future__ import annotations
+
+import os as _os
+from typing import TYPE_CHECKING
+
+from ._types import (
+    CONTROL_TYPES,
+    DISPLAY_EVENT_TYPES,
+    DRAIN_BYTE_BUDGET,
+    DRAIN_EVENT_BUDGET,
+    EVENT_MAX_DEPTH,
+    EVENT_PAYLOAD_BYTES,
+    EVENT_STRING_BYTES,
+    EVENT_TABLE_ENTRIES,
+    EVENT_TYPES,
+    LIFECYCLE_EVENT_TYPES,
+    MAX_LINE_BYTES,
+    MAX_SAFE_INTEGER,
+    REJECTION_CODES,
+    SUMMARY_BYTES,
+    VERSION,
+    Rejection,
+    is_control_type,
+    is_event_type,
+)
+
+__version__ = "0.1.0"
+
+_NATIVE_IMPORT_ERROR: BaseException | None = None
+
+if TYPE_CHECKING:
+    from . import _pure as _backend
+elif _os.environ.get("FENWIRE_NO_EXTENSIONS", "") not in ("", "0"):
+    from . import _pure as _backend
+else:
+    try:
+        from . import _native as _backend
+    except ImportError as exc:  # the extension was not built for this interpreter
+        _NATIVE_IMPORT_ERROR = exc
+        from . import _pure as _backend
+
+#: ``"rust"`` when the extension is in use, ``"python"`` for the pure fallback.
+IMPLEMENTATION: str = _backend.IMPLEMENTATION
+
+decode = _backend.decode
+validate = _backend.validate
+encode = _backend.encode
+message = _backend.message
+rejection_ack = _backend.rejection_ack
+Sender = _backend.Sender
+Receiver = _backend.Receiver
+Framer = _backend.Framer
+utf8_prefix = _backend.utf8_prefix
+truncate_line = _backend.truncate_line
+scrub = _backend.scrub
+
+__all__ = [
+    "IMPLEMENTATION",
+    "__version__",
+    "VERSION",
+    "MAX_LINE_BYTES",
+    "DRAIN_BYTE_BUDGET",
+    "DRAIN_EVENT_BUDGET",
+    "MAX_SAFE_INTEGER",
+    "SUMMARY_BYTES",
+    "EVENT_PAYLOAD_BYTES",
+    "EVENT_STRING_BYTES",
+    "EVENT_TABLE_ENTRIES",
+    "EVENT_MAX_DEPTH",
+    "REJECTION_CODES",
+    "EVENT_TYPES",
+    "CONTROL_TYPES",
+    "DISPLAY_EVENT_TYPES",
+    "LIFECYCLE_EVENT_TYPES",
+    "Rejection",
+    "is_event_type",
+    "is_control_type",
+    "decode",
+    "validate",
+    "encode",
+    "message",
+    "rejection_ack",
+    "Sender",
+    "Receiver",
+    "Framer",
+    "utf8_prefix",
+    "truncate_line",
+    "scrub",
+]

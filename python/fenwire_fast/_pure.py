@@ -1,0 +1,696 @@
+"""The pure-Python backend: the executable specification of the backend boundary.
+
+Every name here has a twin in the Rust extension ``fenwire_fast._native`` with the same signature
+and the same result for every input (docs/backend-boundary.md). JSON is read and written by orjson,
+whose strict dialect is the project's (DESIGN §3).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Callable
+
+import orjson
+
+from ._schema import CONTROL_SCHEMAS, ENUMS, EVENT_SCHEMAS, Schema
+from ._types import MAX_LINE_BYTES, MAX_SAFE_INTEGER, VERSION, Rejection
+
+__all__ = [
+    "IMPLEMENTATION",
+    "decode",
+    "validate",
+    "encode",
+    "message",
+    "rejection_ack",
+    "Sender",
+    "Receiver",
+    "Framer",
+    "utf8_prefix",
+    "truncate_line",
+    "scrub",
+]
+
+IMPLEMENTATION = "python"
+
+Result = tuple[Any, Rejection | None]
+
+# ---------------------------------------------------------------------------------------------
+# Reason texts. The Rust backend produces the same strings byte for byte.
+
+R_NOT_LINE = "line must be bytes or str"
+R_TOO_LARGE = f"line is {MAX_LINE_BYTES} bytes or more; the limit is {MAX_LINE_BYTES - 1}"
+R_NOT_UTF8 = "line is not valid UTF-8"
+R_NOT_JSON = "line is not valid JSON"
+R_NOT_OBJECT = "line is not a JSON object"
+R_DIRECTION = 'direction must be "event" or "control"'
+R_NOT_DICT = "message must be a JSON object"
+R_V_REQUIRED = "v is required"
+R_PAYLOAD_NOT_DICT = "payload must be a JSON object"
+MAX_ENCODE_DEPTH = 254
+_INT_MIN = -(2**63)
+_INT_MAX = 2**64 - 1
+
+_ENVELOPE_KEYS = ("v", "seq", "type", "run")
+
+
+def _kind_name(value: object) -> str:
+    """The JSON kind of a value, with its article, for reason texts."""
+    if value is None:
+        return "a null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a non-integral number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return "a non-JSON value"
+
+
+def _version_reason(v: object) -> str:
+    if _is_integral(v):
+        return f"wire version {int(v)} is not supported; expected {VERSION}"  # type: ignore[call-overload]
+    return f"wire version must be the number {VERSION}, not {_kind_name(v)}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Field kinds: a fast predicate, and an error lister used only when the predicate fails.
+
+
+def _is_number(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _is_integral(v: object) -> bool:
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, int):
+        return True
+    return isinstance(v, float) and v.is_integer()
+
+
+def _ok_pos(v: object) -> bool:
+    if type(v) is int:
+        return 1 <= v <= MAX_SAFE_INTEGER
+    return _is_integral(v) and 1 <= v <= MAX_SAFE_INTEGER  # type: ignore[operator]
+
+
+def _errors_pos(v: object, field: str) -> list[tuple[str, str]]:
+    errors = []
+    if not _is_integral(v):
+        errors.append((field, "must be an integer"))
+    if _is_number(v):
+        if v < 1:  # type: ignore[operator]
+            errors.append((field, "must be at least 1"))
+        elif v > MAX_SAFE_INTEGER:  # type: ignore[operator]
+            errors.append((field, f"must be at most {MAX_SAFE_INTEGER}"))
+    return errors
+
+
+def _ok_string(v: object) -> bool:
+    return isinstance(v, str)
+
+
+def _ok_boolean(v: object) -> bool:
+    return isinstance(v, bool)
+
+
+def _ok_number(v: object) -> bool:
+    return _is_number(v)
+
+
+def _ok_object(v: object) -> bool:
+    return isinstance(v, dict) or (isinstance(v, list) and not v)
+
+
+def _ok_array(v: object) -> bool:
+    return isinstance(v, list) or (isinstance(v, dict) and not v)
+
+
+def _ok_refs(v: object) -> bool:
+    if isinstance(v, list):
+        return all(_ok_pos(item) for item in v)
+    return isinstance(v, dict) and not v
+
+
+def _errors_refs(v: object, field: str) -> list[tuple[str, str]]:
+    if not _ok_array(v):
+        return [(field, "must be an array")]
+    errors: list[tuple[str, str]] = []
+    if isinstance(v, list):
+        for i, item in enumerate(v):
+            if not _ok_pos(item):
+                errors.extend(_errors_pos(item, f"{field}[{i}]"))
+    return errors
+
+
+def _ok_any(v: object) -> bool:
+    return True
+
+
+def _simple(predicate: Callable[[object], bool], message: str) -> tuple[Callable[[object], bool], Callable[[object, str], list[tuple[str, str]]]]:
+    def errors(v: object, field: str) -> list[tuple[str, str]]:
+        return [] if predicate(v) else [(field, message)]
+
+    return predicate, errors
+
+
+def _enum(choices: tuple[str, ...]) -> tuple[Callable[[object], bool], Callable[[object, str], list[tuple[str, str]]]]:
+    allowed = frozenset(choices)
+    message = "must be one of " + ", ".join(choices)
+
+    def predicate(v: object) -> bool:
+        return isinstance(v, str) and v in allowed
+
+    return _simple(predicate, message)
+
+
+_KINDS: dict[str, tuple[Callable[[object], bool], Callable[[object, str], list[tuple[str, str]]]]] = {
+    "string": _simple(_ok_string, "must be a string"),
+    "boolean": _simple(_ok_boolean, "must be a boolean"),
+    "number": _simple(_ok_number, "must be a number"),
+    "integer": _simple(_is_integral, "must be an integer"),
+    "object": _simple(_ok_object, "must be an object"),
+    "array": _simple(_ok_array, "must be an array"),
+    "pos": (_ok_pos, _errors_pos),
+    "refs": (_ok_refs, _errors_refs),
+    "any": _simple(_ok_any, ""),
+    **{name: _enum(choices) for name, choices in ENUMS.items()},
+}
+
+
+class _Checker:
+    """A schema compiled for fast checks: a dict of field -> predicate for the happy path, and the
+    ordered field list to report errors in a fixed order."""
+
+    __slots__ = ("required", "fields", "predicates", "is_ack")
+
+    def __init__(self, type_name: str, schema: Schema) -> None:
+        self.required = schema.required
+        self.fields = tuple((name, _KINDS[kind]) for name, kind in schema.fields)
+        self.predicates = {name: _KINDS[kind][0] for name, kind in schema.fields if kind != "any"}
+        self.is_ack = type_name == "control-ack"
+
+    def errors(self, msg: dict[str, Any]) -> list[tuple[str, str]]:
+        predicates = self.predicates
+        ok = True
+        for key, value in msg.items():
+            predicate = predicates.get(key)
+            if predicate is not None and not predicate(value):
+                ok = False
+                break
+        if ok:
+            for name in self.required:
+                if name not in msg:
+                    ok = False
+                    break
+        if ok and self.is_ack and "ref" not in msg:
+            status = msg.get("status")
+            ok = isinstance(status, str) and status == "rejected"
+        if ok:
+            return []
+        errors: list[tuple[str, str]] = [(name, "is required") for name in self.required if name not in msg]
+        for name, (predicate, lister) in self.fields:
+            if name in msg:
+                value = msg[name]
+                if not predicate(value):
+                    errors.extend(lister(value, name))
+        if self.is_ack and "ref" not in msg and "status" in msg:
+            status = msg["status"]
+            if not (isinstance(status, str) and status == "rejected"):
+                errors.append(("ref", "is required unless status is rejected"))
+        return errors
+
+
+_EVENT_CHECKERS = {name: _Checker(name, schema) for name, schema in EVENT_SCHEMAS.items()}
+_CONTROL_CHECKERS = {name: _Checker(name, schema) for name, schema in CONTROL_SCHEMAS.items()}
+_ARTICLE = {"event": "an event", "control": "a control"}
+_DIRECTION_TABLES = {
+    "event": (_EVENT_CHECKERS, _CONTROL_CHECKERS, "control"),
+    "control": (_CONTROL_CHECKERS, _EVENT_CHECKERS, "event"),
+}
+
+
+def _join(errors: list[tuple[str, str]]) -> str:
+    return "; ".join(f"{field} {text}" for field, text in errors)
+
+
+def _usable_seq(v: object) -> int | None:
+    if type(v) is int:
+        return v if 1 <= v <= MAX_SAFE_INTEGER else None
+    if _is_integral(v) and 1 <= v <= MAX_SAFE_INTEGER:  # type: ignore[operator]
+        return int(v)  # type: ignore[call-overload, no-any-return]
+    return None
+
+
+def _rejection(code: str, reason: str, msg: dict[str, Any], errors: list[tuple[str, str]] | None = None) -> Rejection:
+    t = msg.get("type")
+    r = msg.get("run")
+    return Rejection(
+        code,
+        reason,
+        _usable_seq(msg.get("seq")),
+        t if isinstance(t, str) else None,
+        r if isinstance(r, str) else None,
+        tuple(errors) if errors is not None else None,
+    )
+
+
+_ENVELOPE_FIELDS = (("seq", _KINDS["pos"]), ("type", _KINDS["string"]), ("run", _KINDS["string"]))
+
+
+def _envelope_errors(msg: dict[str, Any]) -> list[tuple[str, str]]:
+    errors: list[tuple[str, str]] = [(name, "is required") for name, _ in _ENVELOPE_FIELDS if name not in msg]
+    for name, (predicate, lister) in _ENVELOPE_FIELDS:
+        if name in msg:
+            value = msg[name]
+            if not predicate(value):
+                errors.extend(lister(value, name))
+    return errors
+
+
+def validate(msg: object, direction: str) -> Result:
+    """Check a message (a dict) against the envelope and its type's schema.
+
+    Returns ``(msg, None)`` (the same object) or ``(None, rejection)``; never raises.
+    """
+    tables = _DIRECTION_TABLES.get(direction) if isinstance(direction, str) else None
+    if tables is None:
+        return None, Rejection("invalid", R_DIRECTION)
+    if not isinstance(msg, dict):
+        return None, Rejection("invalid", R_NOT_DICT)
+    v = msg.get("v")
+    if v is None:
+        return None, _rejection("invalid", R_V_REQUIRED, msg)
+    if not (_is_number(v) and v == VERSION):
+        return None, _rejection("version-mismatch", _version_reason(v), msg)
+    seq = msg.get("seq")
+    type_name = msg.get("type")
+    run = msg.get("run")
+    if not (
+        type(seq) is int
+        and 1 <= seq <= MAX_SAFE_INTEGER
+        and isinstance(type_name, str)
+        and isinstance(run, str)
+    ):
+        errors = _envelope_errors(msg)
+        if errors:
+            return None, _rejection("invalid", _join(errors), msg, errors)
+    own, other, other_name = tables
+    checker = own.get(type_name)  # type: ignore[arg-type]
+    if checker is None:
+        if type_name in other:
+            reason = f"{type_name} is {_ARTICLE[other_name]} type, not {_ARTICLE[direction]} type"
+        else:
+            reason = f"unknown {direction} type: {type_name}"
+        return None, _rejection("unknown-type", reason, msg)
+    errors = checker.errors(msg)
+    if errors:
+        return None, _rejection("invalid-payload", _join(errors), msg, errors)
+    return msg, None
+
+
+_loads = orjson.loads
+_JSONDecodeError = orjson.JSONDecodeError
+
+
+def decode(line: object, direction: str) -> Result:
+    """Decode and validate one line (``bytes`` or ``str``, without its newline).
+
+    Check order: not a line, too large, not UTF-8, not JSON, not an object, then ``validate``.
+    Returns ``(msg, None)`` or ``(None, rejection)``; never raises.
+    """
+    if isinstance(line, bytes):
+        data = line
+    elif isinstance(line, str):
+        try:
+            data = line.encode("utf-8")
+        except UnicodeEncodeError:
+            if len(line) >= MAX_LINE_BYTES or len(line.encode("utf-8", "surrogatepass")) >= MAX_LINE_BYTES:
+                return None, Rejection("too-large", R_TOO_LARGE)
+            return None, Rejection("malformed", R_NOT_UTF8)
+    else:
+        return None, Rejection("malformed", R_NOT_LINE)
+    if len(data) >= MAX_LINE_BYTES:
+        return None, Rejection("too-large", R_TOO_LARGE)
+    try:
+        obj = _loads(data)
+    except _JSONDecodeError:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None, Rejection("malformed", R_NOT_UTF8)
+        return None, Rejection("malformed", R_NOT_JSON)
+    if type(obj) is not dict:
+        return None, Rejection("malformed", R_NOT_OBJECT)
+    return validate(obj, direction)
+
+
+# ---------------------------------------------------------------------------------------------
+# Encoding
+
+
+def _path_str(parts: list[object]) -> str:
+    out = ""
+    for part in reversed(parts):
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif out:
+            out += f".{part}"
+        else:
+            out = str(part)
+    return out or "message"
+
+
+def _has_surrogate(s: str) -> bool:
+    if s.isascii():
+        return False
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _unencodable(value: object, depth: int, path: list[object]) -> str | None:
+    """The first thing in ``value`` (depth-first, in order) that JSON cannot carry; ``path`` is
+    filled (innermost first) with where it is."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        if _INT_MIN <= value <= _INT_MAX:
+            return None
+        return "integer outside the 64-bit range"
+    if isinstance(value, float):
+        return None if math.isfinite(value) else "NaN or infinite number"
+    if isinstance(value, str):
+        return "string with a lone surrogate" if _has_surrogate(value) else None
+    if isinstance(value, dict):
+        if depth >= MAX_ENCODE_DEPTH:
+            return f"nesting deeper than {MAX_ENCODE_DEPTH}"
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return "non-string key"
+            if _has_surrogate(key):
+                return "key with a lone surrogate"
+            problem = _unencodable(item, depth + 1, path)
+            if problem is not None:
+                path.append(key)
+                return problem
+        return None
+    if isinstance(value, list):
+        if depth >= MAX_ENCODE_DEPTH:
+            return f"nesting deeper than {MAX_ENCODE_DEPTH}"
+        for i, item in enumerate(value):
+            problem = _unencodable(item, depth + 1, path)
+            if problem is not None:
+                path.append(i)
+                return problem
+        return None
+    return f"unsupported value of type {type(value).__name__}"
+
+
+_dumps = orjson.dumps
+
+
+def encode(msg: object, direction: str) -> Result:
+    """Validate a message and serialise it compactly (orjson's bytes, no newline).
+
+    Returns ``(line_bytes, None)`` or ``(None, rejection)``: the validation rejection unchanged,
+    ``invalid`` for what JSON cannot carry, ``too-large`` when the line would reach
+    ``MAX_LINE_BYTES``. Never raises.
+    """
+    checked, rejection = validate(msg, direction)
+    if rejection is not None:
+        return None, rejection
+    path: list[object] = []
+    problem = _unencodable(checked, 0, path)
+    if problem is not None:
+        return None, _rejection("invalid", f"{_path_str(path)} cannot be encoded: {problem}", checked)
+    data = _dumps(checked)
+    if len(data) >= MAX_LINE_BYTES:
+        return None, _rejection(
+            "too-large", f"encoded line is {len(data)} bytes; the limit is {MAX_LINE_BYTES - 1}", checked
+        )
+    return data, None
+
+
+def message(type: str, run: str, seq: int, payload: dict[str, Any] | None = None) -> dict[str, Any]:  # noqa: A002
+    """Build a message: ``v``, ``seq``, ``type``, ``run`` first, then the payload's other fields in
+    their order (a payload's own envelope fields never win)."""
+    msg: dict[str, Any] = {"v": VERSION, "seq": seq, "type": type, "run": run}
+    if payload:
+        for key, value in payload.items():
+            if key not in msg:
+                msg[key] = value
+    return msg
+
+
+def rejection_ack(rejection: Rejection) -> dict[str, Any]:
+    """The ``control-ack`` payload answering a rejected control line: ``{ref?, status, reason}``."""
+    payload: dict[str, Any] = {}
+    if rejection.seq is not None:
+        payload["ref"] = rejection.seq
+    payload["status"] = "rejected"
+    payload["reason"] = rejection.reason
+    return payload
+
+
+class Sender:
+    """Stamps outgoing messages with strictly increasing ``seq`` values, starting at 1."""
+
+    __slots__ = ("direction", "run", "seq")
+
+    def __init__(self, direction: str, run: str) -> None:
+        self.direction = direction
+        self.run = run
+        self.seq = 0
+
+    def next(self, type: str, payload: dict[str, Any] | None = None) -> Result:  # noqa: A002
+        """Build, validate and encode the next message; ``seq`` advances only when a line was
+        produced. Returns ``(line_bytes, None)`` or ``(None, rejection)``."""
+        seq = self.seq + 1
+        if payload is not None and not isinstance(payload, dict):
+            return None, Rejection("invalid", R_PAYLOAD_NOT_DICT, seq, type if isinstance(type, str) else None, self.run if isinstance(self.run, str) else None)
+        line, rejection = encode(message(type, self.run, seq, payload), self.direction)
+        if line is not None:
+            self.seq = seq
+        return line, rejection
+
+
+# ---------------------------------------------------------------------------------------------
+# Framing and receiving
+
+
+class Framer:
+    """Sans-IO line framing over bytes fed in pieces of any size.
+
+    Splits on ``b"\\n"`` only; ``\\r`` is kept; empty lines come out as ``b""``. A line that reaches
+    ``max_line_bytes`` without a newline comes out once, as its first ``max_line_bytes`` bytes, and
+    the rest of it up to its newline is skipped; so the output never depends on how the input was
+    split.
+    """
+
+    __slots__ = ("_buf", "_skipping", "max_line_bytes")
+
+    def __init__(self, max_line_bytes: int = MAX_LINE_BYTES) -> None:
+        if not isinstance(max_line_bytes, int) or isinstance(max_line_bytes, bool) or max_line_bytes < 1:
+            raise ValueError("max_line_bytes must be a positive integer")
+        self.max_line_bytes = max_line_bytes
+        self._buf = b""
+        self._skipping = False
+
+    @property
+    def buffered(self) -> int:
+        """Bytes of an unterminated line held for the next feed."""
+        return len(self._buf)
+
+    def feed(self, data: bytes) -> list[bytes]:
+        """Frame ``data``; return the complete lines it finishes, in order."""
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError("data must be bytes")
+        data = bytes(data)
+        if self._skipping:
+            nl = data.find(b"\n")
+            if nl < 0:
+                return []
+            self._skipping = False
+            data = data[nl + 1 :]
+        if self._buf:
+            data = self._buf + data
+            self._buf = b""
+        pieces = data.split(b"\n")
+        tail = pieces.pop()
+        cap = self.max_line_bytes
+        lines = [piece if len(piece) < cap else piece[:cap] for piece in pieces]
+        if len(tail) >= cap:
+            lines.append(tail[:cap])
+            self._skipping = True
+        else:
+            self._buf = tail
+        return lines
+
+
+class Receiver:
+    """Decodes incoming lines and enforces strictly increasing ``seq`` (DESIGN §3)."""
+
+    __slots__ = ("direction", "seq", "_framer")
+
+    def __init__(self, direction: str) -> None:
+        self.direction = direction
+        self.seq = 0
+        self._framer = Framer()
+
+    @property
+    def buffered(self) -> int:
+        """Bytes of an unterminated line held by :meth:`feed` for the next call."""
+        return self._framer.buffered
+
+    def receive(self, line: object) -> Result:
+        """Decode one line and check its ``seq``. Returns ``(msg, None)`` or ``(None, rejection)``.
+
+        A fatal rejection is returned untouched and consumes nothing; a usable ``seq`` that does not
+        increase gives ``out-of-order`` (with no ``seq``); otherwise a usable ``seq`` is consumed,
+        even when the line is rejected.
+        """
+        msg, rejection = decode(line, self.direction)
+        if rejection is None:
+            seq = msg["seq"]
+            if type(seq) is not int:
+                seq = int(seq)
+            if seq <= self.seq:
+                return None, Rejection(
+                    "out-of-order", f"seq {seq} does not follow {self.seq}", None, msg["type"], msg["run"]
+                )
+            self.seq = seq
+            return msg, None
+        if rejection.fatal:
+            return None, rejection
+        seq = rejection.seq
+        if seq is not None:
+            if seq <= self.seq:
+                return None, Rejection(
+                    "out-of-order", f"seq {seq} does not follow {self.seq}", None, rejection.type, rejection.run
+                )
+            self.seq = seq
+        return None, rejection
+
+    def feed(self, data: bytes) -> list[Any]:
+        """Frame ``data``, receive every complete non-empty line, and return the messages and
+        rejections in order. An unterminated tail waits for the next call."""
+        out: list[Any] = []
+        append = out.append
+        receive = self.receive
+        for line in self._framer.feed(data):
+            if line:
+                msg, rejection = receive(line)
+                append(rejection if msg is None else msg)
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Text primitives
+
+
+def _utf8_len(text: str) -> int:
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def utf8_prefix(text: str, limit: int) -> str:
+    """The longest prefix of ``text`` whose UTF-8 encoding is at most ``limit`` bytes; never
+    splits a character."""
+    if not isinstance(text, str):
+        raise TypeError("text must be str")
+    if limit <= 0:
+        return ""
+    if len(text) <= limit // 4 or (len(text) <= limit and text.isascii()):
+        return text
+    if text.isascii():
+        return text[:limit]
+    data = text[: limit + 1].encode("utf-8", "surrogatepass")
+    if len(data) <= limit:
+        return text[: limit + 1]
+    cut = limit
+    while cut > 0 and (data[cut] & 0xC0) == 0x80:
+        cut -= 1
+    return data[:cut].decode("utf-8", "surrogatepass")
+
+
+ELLIPSIS = "\u2026"
+
+
+def truncate_line(text: str, limit: int) -> str:
+    """``text`` when it fits ``limit`` UTF-8 bytes; else a prefix plus ``…``, ``<= limit`` bytes in
+    all (just a prefix when ``limit`` is under 3 bytes)."""
+    if not isinstance(text, str):
+        raise TypeError("text must be str")
+    if _utf8_len(text) <= limit:
+        return text
+    if limit < 3:
+        return utf8_prefix(text, limit)
+    return utf8_prefix(text, limit - 3) + ELLIPSIS
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x100:
+        return f"\\x{code:02X}"
+    return f"\\u{code:04X}"
+
+
+#: C0 controls but tab, newline and CR; DEL; C1 controls; lone surrogates.
+_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _sanitize(text: str) -> tuple[str, int]:
+    """Escape control characters (C0 but tab, newline and CR; DEL; C1) as ``\\xHH`` and lone
+    surrogates as ``\\uHHHH``; return the text and how many characters were escaped."""
+    if _UNSAFE.search(text) is None:
+        return text, 0
+    return _UNSAFE.subn(_escape_char, text)
+
+
+def _scrub_note(escaped: int, kept: int | None, total: int) -> str:
+    parts = []
+    if escaped:
+        parts.append(f"{escaped} unsafe character{'s' if escaped != 1 else ''} escaped")
+    if kept is not None:
+        parts.append(f"kept {kept} of {total} bytes")
+    return "[fenwire: " + "; ".join(parts) + "]"
+
+
+def scrub(text: str, max_bytes: int) -> tuple[str, bool]:
+    """Make text safe to forward: escape control characters and lone surrogates, cut it at a
+    character boundary and add a note saying what was kept; the result is never over ``max_bytes``
+    UTF-8 bytes. Returns ``(text, changed)``."""
+    if not isinstance(text, str):
+        raise TypeError("text must be str")
+    limit = max(0, max_bytes)
+    scanned = text[: limit + 1]
+    raw_truncated = len(text) > limit + 1
+    sanitized, escaped = _sanitize(scanned)
+    size = _utf8_len(sanitized)
+    if not escaped and not raw_truncated and size <= limit:
+        return text, False
+    total = _utf8_len(text)
+    if not raw_truncated and size <= limit:
+        note = _scrub_note(escaped, None, total)
+        if size + 2 + len(note) <= limit:
+            return sanitized + "\n\n" + note, True
+    # Cut: the note's length with the widest possible "kept" count bounds the room for text.
+    room = limit - 2 - len(_scrub_note(escaped, limit, total))
+    if room < 0:
+        return utf8_prefix(sanitized, limit), True
+    kept = utf8_prefix(sanitized, room)
+    note = _scrub_note(escaped, _utf8_len(kept), total)
+    if not kept:
+        return note, True
+    return kept + "\n\n" + note, True

@@ -1,0 +1,196 @@
+"""Reading lines from append-only JSONL files (DESIGN §4).
+
+- :class:`LineReader` tails a file with the reference's exact ``read-lines!`` semantics: at most one
+  read of ``max_bytes`` and ``max_lines`` lines per call, only newline-terminated lines are
+  consumed, an unterminated line of ``max_bytes`` or more is reported once (as its first
+  ``max_bytes`` bytes, so ``decode`` rejects it as ``too-large``) and skipped up to its newline.
+- :class:`Tailer` is the parents' fast path: each :meth:`Tailer.poll` reads the next chunk and hands
+  it to :meth:`Receiver.feed`, which frames, decodes, validates and checks ``seq`` in one call.
+
+Both report a status: ``"ok"``, ``"missing"`` (the file does not exist yet; retried on the next
+call) or ``"truncated"`` (the file shrank below the consumed offset).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from . import Receiver
+from ._types import DRAIN_BYTE_BUDGET, DRAIN_EVENT_BUDGET
+
+__all__ = ["LineReader", "Tailer", "OK", "MISSING", "TRUNCATED"]
+
+OK = "ok"
+MISSING = "missing"
+TRUNCATED = "truncated"
+
+
+class _FileCursor:
+    """An open-once, read-only handle on a path, with the byte offset consumed so far."""
+
+    __slots__ = ("path", "offset", "_fd")
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        self.offset = 0
+        self._fd: int | None = None
+
+    def size(self) -> int | None:
+        """The file's size, opening it on first use; ``None`` while it does not exist."""
+        if self._fd is None:
+            try:
+                self._fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            except OSError:
+                return None
+        return os.fstat(self._fd).st_size
+
+    def read(self, count: int) -> bytes:
+        assert self._fd is not None
+        return os.pread(self._fd, count, self.offset)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+            self._fd = None
+
+
+class LineReader:
+    """Tail an append-only file, returning raw lines (``bytes``, no newline, ``\\r`` kept).
+
+    The file is opened once and kept open (a replaced file keeps being read through the old
+    handle, as in the reference).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        max_bytes: int = DRAIN_BYTE_BUDGET,
+        max_lines: int = DRAIN_EVENT_BUDGET,
+    ) -> None:
+        if max_bytes < 1 or max_lines < 1:
+            raise ValueError("max_bytes and max_lines must be positive")
+        self._cursor = _FileCursor(path)
+        self.max_bytes = max_bytes
+        self.max_lines = max_lines
+        self.skipping = False
+
+    @property
+    def path(self) -> str:
+        return self._cursor.path
+
+    @property
+    def offset(self) -> int:
+        """Bytes consumed so far."""
+        return self._cursor.offset
+
+    def read(self) -> tuple[list[bytes], str]:
+        """Read at most one chunk; return ``(lines, status)``."""
+        cursor = self._cursor
+        size = cursor.size()
+        if size is None:
+            return [], MISSING
+        if size < cursor.offset:
+            return [], TRUNCATED
+        if size == cursor.offset:
+            return [], OK
+        chunk = cursor.read(self.max_bytes)
+        pos = 0
+        lines: list[bytes] = []
+        if self.skipping:
+            nl = chunk.find(b"\n")
+            if nl < 0:
+                cursor.offset += len(chunk)
+                return [], OK
+            self.skipping = False
+            pos = nl + 1
+        start = pos
+        max_lines = self.max_lines
+        while len(lines) < max_lines:
+            nl = chunk.find(b"\n", pos)
+            if nl < 0:
+                break
+            lines.append(chunk[pos:nl])
+            pos = nl + 1
+        if not lines and start == 0 and len(chunk) >= self.max_bytes:
+            # A line that does not fit one read: report it once, skip the rest to its newline.
+            lines.append(chunk)
+            pos = len(chunk)
+            self.skipping = True
+        cursor.offset += pos
+        return lines, OK
+
+    def close(self) -> None:
+        """Close the file handle (a later :meth:`read` reopens the path)."""
+        self._cursor.close()
+
+    def __enter__(self) -> LineReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Tailer:
+    """Tail a JSONL file through a :class:`Receiver`: each :meth:`poll` reads up to ``max_bytes``
+    new bytes and returns every message and rejection they complete, in order.
+
+    A partial last line waits in the receiver until its newline arrives, so a writer killed
+    mid-line never has its partial line delivered.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        direction: str = "event",
+        *,
+        max_bytes: int = DRAIN_BYTE_BUDGET,
+        receiver: Any = None,
+    ) -> None:
+        if max_bytes < 1:
+            raise ValueError("max_bytes must be positive")
+        self._cursor = _FileCursor(path)
+        self.max_bytes = max_bytes
+        self.receiver = receiver if receiver is not None else Receiver(direction)
+
+    @property
+    def path(self) -> str:
+        return self._cursor.path
+
+    @property
+    def offset(self) -> int:
+        """Bytes read so far (including an unterminated tail held by the receiver)."""
+        return self._cursor.offset
+
+    def pending(self) -> bool:
+        """True when the file has bytes not read yet (a cheap size check, no read)."""
+        size = self._cursor.size()
+        return size is not None and size != self._cursor.offset
+
+    def poll(self) -> tuple[list[Any], str]:
+        """Read the next chunk; return ``(messages_and_rejections, status)``."""
+        cursor = self._cursor
+        size = cursor.size()
+        if size is None:
+            return [], MISSING
+        if size < cursor.offset:
+            return [], TRUNCATED
+        if size == cursor.offset:
+            return [], OK
+        chunk = cursor.read(self.max_bytes)
+        cursor.offset += len(chunk)
+        return self.receiver.feed(chunk), OK
+
+    def close(self) -> None:
+        """Close the file handle."""
+        self._cursor.close()
+
+    def __enter__(self) -> Tailer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
