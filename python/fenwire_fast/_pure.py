@@ -185,17 +185,39 @@ _KINDS: dict[str, tuple[Callable[[object], bool], Callable[[object, str], list[t
 }
 
 
+_FAST_TYPES: dict[str, type] = {"string": str, "boolean": bool, "integer": int}
+
+
 class _Checker:
     """A schema compiled for fast checks: a dict of field -> predicate for the happy path, and the
     ordered field list to report errors in a fixed order."""
 
-    __slots__ = ("required", "fields", "predicates", "is_ack")
+    __slots__ = ("required", "fields", "predicates", "fast", "is_ack")
 
     def __init__(self, type_name: str, schema: Schema) -> None:
         self.required = schema.required
         self.fields = tuple((name, _KINDS[kind]) for name, kind in schema.fields)
         self.predicates = {name: _KINDS[kind][0] for name, kind in schema.fields if kind != "any"}
+        # For the hot path: field -> the one exact type that is surely valid (a value of another
+        # type goes through the full check), or the predicate itself.
+        self.fast: dict[str, Any] = {
+            name: _FAST_TYPES.get(kind, _KINDS[kind][0]) for name, kind in schema.fields if kind != "any"
+        }
         self.is_ack = type_name == "control-ack"
+
+    def fast_ok(self, msg: dict[str, Any]) -> bool:
+        """True when ``msg`` is surely valid; False means "run :meth:`errors`"."""
+        fast = self.fast
+        for key, value in msg.items():
+            want = fast.get(key)
+            if want is not None and type(value) is not want and (want.__class__ is type or not want(value)):
+                return False
+        for name in self.required:
+            if name not in msg:
+                return False
+        if self.is_ack and "ref" not in msg:
+            return msg.get("status") == "rejected"
+        return True
 
     def errors(self, msg: dict[str, Any]) -> list[tuple[str, str]]:
         predicates = self.predicates
@@ -587,10 +609,36 @@ class Receiver:
         out: list[Any] = []
         append = out.append
         receive = self.receive
+        checkers = _DIRECTION_TABLES[self.direction][0] if self.direction in _DIRECTION_TABLES else {}
+        loads = _loads
         for line in self._framer.feed(data):
-            if line:
-                msg, rejection = receive(line)
-                append(rejection if msg is None else msg)
+            if not line:
+                continue
+            # Fast path for the common case: a well-formed, valid, in-order message with an int
+            # seq. Anything else takes the full path below, which decides every detail.
+            if len(line) < MAX_LINE_BYTES:
+                try:
+                    msg = loads(line)
+                except _JSONDecodeError:
+                    msg = None
+                if type(msg) is dict:
+                    seq = msg.get("seq")
+                    type_name = msg.get("type")
+                    checker = checkers.get(type_name) if type(type_name) is str else None
+                    if (
+                        checker is not None
+                        and type(seq) is int
+                        and self.seq < seq <= MAX_SAFE_INTEGER
+                        and type(msg.get("run")) is str
+                        and msg.get("v") == VERSION
+                        and type(msg["v"]) is int
+                        and checker.fast_ok(msg)
+                    ):
+                        self.seq = seq
+                        append(msg)
+                        continue
+            msg, rejection = receive(line)
+            append(rejection if msg is None else msg)
         return out
 
 
