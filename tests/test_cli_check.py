@@ -1,0 +1,111 @@
+"""`fenwire check` and `fenwire --version`, run as a user runs them (a subprocess)."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+
+import fenwire_fast as fw
+from fenwire_fast.cli import check_file
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "fenwire_fast.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=os.environ.copy(),
+    )
+
+
+def line(seq: int, type_: str = "ready", **payload: object) -> bytes:
+    return orjson.dumps(fw.message(type_, "r", seq, payload))
+
+
+def test_version_names_the_backend() -> None:
+    proc = run("--version")
+    assert proc.returncode == 0
+    assert fw.__version__ in proc.stdout
+    assert f"({fw.IMPLEMENTATION} backend)" in proc.stdout
+
+
+def test_valid_file_passes(tmp_path: Path) -> None:
+    path = tmp_path / "ok.jsonl"
+    path.write_bytes(b"\n".join(line(i, "turn-started", turn=i) for i in range(1, 101)) + b"\n")
+    proc = run("check", str(path))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"{path}: 100 lines, 0 rejected"
+    assert proc.stderr == ""
+
+
+def test_rejections_are_reported_with_line_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(
+        line(1)
+        + b"\n"
+        + b"not json\n"
+        + b"\n"  # empty: counted as a line, never rejected
+        + line(1)  # out of order
+        + b"\n"
+        + line(2, "prompt", text="x")  # a control in an event file
+        + b"\n"
+        + line(3)  # a final line without a newline is checked too
+    )
+    proc = run("check", str(path))
+    assert proc.returncode == 1
+    out = proc.stdout.splitlines()
+    assert out[0] == f"{path}:2: malformed: line is not valid JSON"
+    assert out[1] == f"{path}:4: out-of-order: seq 1 does not follow 1"
+    assert out[2] == f"{path}:5: unknown-type: prompt is a control type, not an event type"
+    assert out[3] == f"{path}: 6 lines, 3 rejected (malformed 1, out-of-order 1, unknown-type 1)"
+    assert len(out) == 4
+
+
+def test_control_direction(tmp_path: Path) -> None:
+    path = tmp_path / "controls.jsonl"
+    path.write_bytes(line(1, "prompt", text="hi") + b"\n" + line(2, "cancel") + b"\n")
+    assert run("check", str(path), "--direction", "control").returncode == 0
+    assert run("check", str(path)).returncode == 1
+
+
+def test_quiet_prints_only_the_summary(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b"[]\n{}\n")
+    proc = run("check", "-q", str(path))
+    assert proc.returncode == 1
+    assert proc.stdout.splitlines() == [f"{path}: 2 lines, 2 rejected (invalid 1, malformed 1)"]
+
+
+def test_missing_file_is_a_clear_error_not_a_traceback(tmp_path: Path) -> None:
+    proc = run("check", str(tmp_path / "nope.jsonl"))
+    assert proc.returncode == 2
+    assert "cannot read" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_oversized_line_is_one_rejection_and_reading_goes_on(tmp_path: Path) -> None:
+    path = tmp_path / "big.jsonl"
+    path.write_bytes(line(1) + b"\n" + b"x" * 200_000 + b"\n" + line(2) + b"\n")
+    out = io.StringIO()
+    lines, codes = check_file(str(path), out=out, err=io.StringIO(), progress=False)
+    assert lines == 3
+    assert dict(codes) == {"too-large": 1}
+    assert out.getvalue() == f"{path}:2: too-large: line is 65536 bytes or more; the limit is 65535\n"
+
+
+def test_line_numbers_survive_chunk_boundaries(tmp_path: Path) -> None:
+    # Lines straddle the 1 MiB read size; the bad line's number must still be exact.
+    good = [line(i, "user", text="z" * 300) for i in range(1, 5001)]
+    good[4321] = b'{"v":1,"seq":4322,"type":"user","run":"r","text":5}'
+    path = tmp_path / "many.jsonl"
+    path.write_bytes(b"\n".join(good) + b"\n")
+    out = io.StringIO()
+    lines, codes = check_file(str(path), out=out, err=io.StringIO(), progress=False)
+    assert lines == 5000
+    assert out.getvalue() == f"{path}:4322: invalid-payload: text must be a string\n"
