@@ -109,3 +109,29 @@ def test_line_numbers_survive_chunk_boundaries(tmp_path: Path) -> None:
     lines, codes = check_file(str(path), out=out, err=io.StringIO(), progress=False)
     assert lines == 5000
     assert out.getvalue() == f"{path}:4322: invalid-payload: text must be a string\n"
+
+
+def test_check_memory_stays_bounded_on_a_large_file(tmp_path: Path) -> None:
+    """200 MB of events through `fenwire check` in a child process: its peak RSS stays far under
+    100 MB (the file is 2x that), so memory does not grow with the file."""
+    block = b"\n".join(line(i, "assistant-text-delta", delta="d" * 250, **{"content-index": 1}) for i in range(1, 1001)) + b"\n"
+    path = tmp_path / "large.jsonl"
+    with open(path, "wb") as handle:
+        # seq repeats per block, so most lines are out-of-order: also exercises the report path
+        # under --quiet without holding anything per line.
+        for _ in range(200_000_000 // len(block)):
+            handle.write(block)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fenwire_fast.cli", "check", "-q", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=os.environ.copy(),
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    summary = proc.stdout.read().decode() if proc.stdout else ""
+    proc.stdout and proc.stdout.close()
+    proc.stderr and proc.stderr.close()
+    assert os.waitstatus_to_exitcode(status) == 1
+    assert "rejected (out-of-order" in summary
+    peak_mb = usage.ru_maxrss / 1024  # KiB on Linux
+    assert peak_mb < 100, f"peak RSS {peak_mb:.0f} MB"
