@@ -1,0 +1,204 @@
+"""Backend selection (DESIGN §2) and the shape of the backend boundary (docs/backend-boundary.md)."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import subprocess
+import sys
+from types import ModuleType
+
+import pytest
+from conftest import BOUNDARY_NAMES, no_extensions
+
+import fenwire_fast
+from fenwire_fast import _types
+
+#: Public names of each backend module: the boundary plus the ``IMPLEMENTATION`` tag.
+SIGNATURES = {
+    "decode": ["line", "direction"],
+    "validate": ["msg", "direction"],
+    "encode": ["msg", "direction"],
+    "message": ["type", "run", "seq", "payload"],
+    "rejection_ack": ["rejection"],
+    "utf8_prefix": ["text", "limit"],
+    "truncate_line": ["text", "limit"],
+    "scrub": ["text", "max_bytes"],
+}
+
+
+def _run(code: str, **env: str) -> str:
+    full_env = {k: v for k, v in os.environ.items() if k != "FENWIRE_NO_EXTENSIONS"}
+    full_env.update(env)
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=full_env, capture_output=True, text=True, timeout=60, check=True
+    )
+    return out.stdout.strip()
+
+
+@pytest.mark.skipif(no_extensions(), reason="FENWIRE_NO_EXTENSIONS=1 forces the python backend")
+def test_implementation_is_rust_when_extensions_allowed() -> None:
+    assert fenwire_fast._NATIVE_IMPORT_ERROR is None, f"the extension did not load: {fenwire_fast._NATIVE_IMPORT_ERROR!r}"
+    assert fenwire_fast.IMPLEMENTATION == "rust"
+    from fenwire_fast import _native
+
+    for name in BOUNDARY_NAMES:
+        assert getattr(fenwire_fast, name) is getattr(_native, name), name
+
+
+def test_implementation_in_a_fresh_interpreter_without_the_switch() -> None:
+    got = _run("import fenwire_fast; print(fenwire_fast.IMPLEMENTATION)")
+    if no_extensions():
+        # This leg does not promise a built extension; the answer must still be one of the two.
+        assert got in ("rust", "python")
+    else:
+        assert got == "rust"
+
+
+@pytest.mark.parametrize("value", ["1", "yes"])
+def test_no_extensions_forces_python(value: str) -> None:
+    code = (
+        "import fenwire_fast, fenwire_fast._pure as p\n"
+        "print(fenwire_fast.IMPLEMENTATION, fenwire_fast.decode is p.decode, fenwire_fast.Receiver is p.Receiver)"
+    )
+    assert _run(code, FENWIRE_NO_EXTENSIONS=value) == "python True True"
+
+
+def test_no_extensions_zero_does_not_force_python() -> None:
+    got = _run("import fenwire_fast; print(fenwire_fast.IMPLEMENTATION)", FENWIRE_NO_EXTENSIONS="0")
+    if not no_extensions():
+        assert got == "rust"
+    else:
+        assert got in ("rust", "python")
+
+
+def test_package_reexports_the_selected_backend() -> None:
+    backend = sys.modules["fenwire_fast._native" if fenwire_fast.IMPLEMENTATION == "rust" else "fenwire_fast._pure"]
+    for name in BOUNDARY_NAMES:
+        assert getattr(fenwire_fast, name) is getattr(backend, name), name
+        assert name in fenwire_fast.__all__
+    assert backend.IMPLEMENTATION == fenwire_fast.IMPLEMENTATION
+
+
+def test_backend_exposes_exactly_the_boundary(backend: ModuleType, pure: ModuleType) -> None:
+    for name in BOUNDARY_NAMES:
+        assert callable(getattr(backend, name, None)), name
+    assert sorted(pure.__all__) == sorted((*BOUNDARY_NAMES, "IMPLEMENTATION"))
+    if hasattr(backend, "__all__"):
+        assert sorted(backend.__all__) == sorted(pure.__all__)
+    # No backend-only API: every public callable of the backend exists in the other one too.
+    public = {n for n in dir(backend) if not n.startswith("_") and callable(getattr(backend, n))}
+    only_here = {n for n in public if not hasattr(pure, n)}
+    assert only_here == set(), f"public callables only this backend has: {sorted(only_here)}"
+    for name in ("Sender", "Receiver", "Framer"):
+        assert isinstance(getattr(backend, name), type), name
+
+
+def test_implementation_tags(pure: ModuleType, backend: ModuleType) -> None:
+    assert pure.IMPLEMENTATION == "python"
+    if backend is not pure:
+        assert backend.IMPLEMENTATION == "rust"
+
+
+def _params(obj: object) -> list[tuple[str, object, object]] | None:
+    try:
+        sig = inspect.signature(obj)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return [(p.name, p.kind, p.default) for p in sig.parameters.values()]
+
+
+@pytest.mark.parametrize("name", sorted(SIGNATURES))
+def test_function_signatures_match(backend: ModuleType, pure: ModuleType, name: str) -> None:
+    want = _params(getattr(pure, name))
+    assert want is not None
+    assert [p[0] for p in want] == SIGNATURES[name]
+    got = _params(getattr(backend, name))
+    if got is None:
+        pytest.fail(f"{name}: no inspectable signature (set #[pyo3(signature = ...)] / text_signature)")
+    assert [(n, d) for n, _, d in got] == [(n, d) for n, _, d in want]
+
+
+def test_function_signatures_accept_keywords(backend: ModuleType) -> None:
+    assert backend.decode(line=b"{}", direction="event")[1].code == "invalid"
+    assert backend.validate(msg={}, direction="event")[1].code == "invalid"
+    assert backend.encode(msg={}, direction="event")[1].code == "invalid"
+    assert backend.message(type="ready", run="r", seq=1) == {"v": 1, "seq": 1, "type": "ready", "run": "r"}
+    assert backend.message("prompt", "r", 2, payload={"text": "x"})["text"] == "x"
+    assert backend.utf8_prefix(text="abc", limit=2) == "ab"
+    assert backend.truncate_line(text="abc", limit=3) == "abc"
+    assert backend.scrub(text="abc", max_bytes=10) == ("abc", False)
+    rej = backend.decode(b"x", "event")[1]
+    assert backend.rejection_ack(rejection=rej) == {"status": "rejected", "reason": rej.reason}
+
+
+def test_class_shapes(backend: ModuleType) -> None:
+    s = backend.Sender("event", "run-1")
+    assert (s.direction, s.run, s.seq) == ("event", "run-1", 0)
+    assert type(s.seq) is int
+    line, rej = s.next("ready")
+    assert rej is None and line == b'{"v":1,"seq":1,"type":"ready","run":"run-1"}'
+    line, rej = s.next(type="turn-started", payload={"turn": 1})
+    assert rej is None and s.seq == 2
+    r = backend.Receiver("control")
+    assert (r.direction, r.seq, r.buffered) == ("control", 0, 0)
+    assert type(r.seq) is int
+    assert r.feed(b"") == []
+    assert r.feed(data=b"") == []
+    f = backend.Framer()
+    assert f.buffered == 0
+    assert f.feed(b"") == []
+    assert backend.Framer(max_line_bytes=4).feed(data=b"abcdef\n") == [b"abcd"]
+
+
+def test_rejections_are_the_shared_type(backend: ModuleType) -> None:
+    _, rej = backend.decode(b"nope", "event")
+    assert type(rej) is _types.Rejection
+    assert isinstance(rej, fenwire_fast.Rejection)
+    with pytest.raises(AttributeError):
+        rej.code = "x"  # type: ignore[misc]
+    assert rej == _types.Rejection("malformed", rej.reason)
+    assert hash(rej) == hash(_types.Rejection("malformed", rej.reason))
+    assert repr(rej) == f"Rejection(code='malformed', reason={rej.reason!r})"
+    _, rej = backend.decode(b'{"v":1,"seq":3,"type":"prompt","run":"r"}', "control")
+    assert type(rej) is _types.Rejection
+    assert type(rej.errors) is tuple and all(type(e) is tuple for e in rej.errors)
+    assert rej.to_dict() == {
+        "code": "invalid-payload",
+        "reason": "text is required",
+        "fatal?": False,
+        "seq": 3,
+        "type": "prompt",
+        "run": "r",
+        "errors": [{"field": "text", "message": "is required"}],
+    }
+
+
+def test_package_exports() -> None:
+    assert fenwire_fast.VERSION == 1
+    assert fenwire_fast.MAX_LINE_BYTES == 65536
+    assert fenwire_fast.DRAIN_BYTE_BUDGET == 65536
+    assert fenwire_fast.DRAIN_EVENT_BUDGET == 64
+    assert fenwire_fast.MAX_SAFE_INTEGER == 2**53 - 1
+    assert fenwire_fast.SUMMARY_BYTES == 160
+    assert fenwire_fast.EVENT_PAYLOAD_BYTES == 12288
+    assert fenwire_fast.EVENT_STRING_BYTES == 4096
+    assert fenwire_fast.EVENT_TABLE_ENTRIES == 64
+    assert fenwire_fast.EVENT_MAX_DEPTH == 8
+    assert len(fenwire_fast.EVENT_TYPES) == 22
+    assert len(fenwire_fast.CONTROL_TYPES) == 6
+    assert not (fenwire_fast.EVENT_TYPES & fenwire_fast.CONTROL_TYPES)
+    assert fenwire_fast.REJECTION_CODES == (
+        "malformed",
+        "too-large",
+        "invalid",
+        "version-mismatch",
+        "unknown-type",
+        "invalid-payload",
+        "out-of-order",
+    )
+    assert fenwire_fast.LIFECYCLE_EVENT_TYPES == {"ready", "turn-started", "turn-complete", "control-ack", "result", "exit"}
+    assert fenwire_fast.is_event_type("ready") and not fenwire_fast.is_event_type("prompt")
+    assert fenwire_fast.is_control_type("prompt") and not fenwire_fast.is_control_type(["prompt"])
+    for name in fenwire_fast.__all__:
+        assert hasattr(fenwire_fast, name), name
