@@ -1,10 +1,14 @@
-use pyo3::exceptions::PyImportError;
-use pyo3::prelude::*;
+//! `fenwire_fast._native`: the Rust backend of the Fen wire protocol codec.
+//!
+//! The pure-Rust core (`json`, `schema`, `codec`, `framer`, `text`) works on `&[u8]` and is
+//! tested with `cargo test`, no Python needed; `py` is the thin PyO3 layer that builds Python
+//! objects straight from the parser.
 
-#[pymodule]
-fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    // Until the backend boundary is complete, refuse to import so that `fenwire_fast` falls back
-    // to the pure backend instead of failing on a missing name.
-    Err(PyImportError::new_err("fenwire_fast._native is not complete yet"))
-}
+pub mod codec;
+pub mod framer;
+pub mod json;
+pub mod schema;
+pub mod text;
+
+#[cfg(test)]
+mod tests;

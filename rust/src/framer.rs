@@ -1,0 +1,148 @@
+//! Sans-IO line framing, as `_pure.Framer` does it: split on `\n` only, keep `\r`, return empty
+//! lines, and cut a line that reaches `max_line_bytes` to its first `max_line_bytes` bytes, once,
+//! skipping the rest of it up to its newline. The output never depends on how input was split.
+
+use memchr::memchr;
+
+#[derive(Debug, Clone)]
+pub struct Framer {
+    max_line_bytes: usize,
+    buf: Vec<u8>,
+    skipping: bool,
+}
+
+impl Framer {
+    /// `max_line_bytes` must be at least 1 (the Python layer checks it).
+    pub fn new(max_line_bytes: usize) -> Self {
+        Framer { max_line_bytes: max_line_bytes.max(1), buf: Vec::new(), skipping: false }
+    }
+
+    pub fn max_line_bytes(&self) -> usize {
+        self.max_line_bytes
+    }
+
+    /// Bytes of an unterminated line held for the next feed.
+    pub fn buffered(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Frame `data`, calling `emit` with every line it completes, in order. Stops at the first
+    /// error `emit` returns (the framer's state then reflects the lines emitted so far, plus the
+    /// rest of `data` dropped: the caller reports the error and is not expected to go on).
+    pub fn feed<E>(
+        &mut self,
+        data: &[u8],
+        mut emit: impl FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let cap = self.max_line_bytes;
+        let mut data = data;
+        if self.skipping {
+            match memchr(b'\n', data) {
+                None => return Ok(()),
+                Some(nl) => {
+                    self.skipping = false;
+                    data = &data[nl + 1..];
+                }
+            }
+        }
+        if !self.buf.is_empty() {
+            match memchr(b'\n', data) {
+                Some(nl) => {
+                    self.buf.extend_from_slice(&data[..nl]);
+                    data = &data[nl + 1..];
+                    let line = std::mem::take(&mut self.buf);
+                    emit(&line[..line.len().min(cap)])?;
+                    self.buf = line;
+                    self.buf.clear();
+                }
+                None => {
+                    self.buf.extend_from_slice(data);
+                    if self.buf.len() >= cap {
+                        let line = std::mem::take(&mut self.buf);
+                        self.skipping = true;
+                        emit(&line[..cap])?;
+                        self.buf = line;
+                        self.buf.clear();
+                    }
+                    return Ok(());
+                }
+            }
+        }
+        while let Some(nl) = memchr(b'\n', data) {
+            let line = &data[..nl];
+            data = &data[nl + 1..];
+            emit(&line[..line.len().min(cap)])?;
+        }
+        if data.len() >= cap {
+            self.skipping = true;
+            emit(&data[..cap])?;
+        } else {
+            self.buf.extend_from_slice(data);
+        }
+        Ok(())
+    }
+
+    /// Convenience for tests: the lines `data` completes, owned.
+    pub fn feed_collect(&mut self, data: &[u8]) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        let _ = self.feed::<()>(data, |line| {
+            out.push(line.to_vec());
+            Ok(())
+        });
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame_all(cap: usize, pieces: &[&[u8]]) -> (Vec<Vec<u8>>, usize) {
+        let mut f = Framer::new(cap);
+        let mut out = Vec::new();
+        for p in pieces {
+            out.extend(f.feed_collect(p));
+        }
+        (out, f.buffered())
+    }
+
+    #[test]
+    fn splits_on_newline_only_and_keeps_cr_and_empty_lines() {
+        let (lines, held) = frame_all(100, &[b"a\r\n\nb\xe2\x80\xa8c\nrest"]);
+        assert_eq!(lines, vec![b"a\r".to_vec(), b"".to_vec(), b"b\xe2\x80\xa8c".to_vec()]);
+        assert_eq!(held, 4);
+    }
+
+    #[test]
+    fn tail_waits_for_the_next_feed() {
+        let (lines, held) = frame_all(100, &[b"ab", b"c", b"d\nx"]);
+        assert_eq!(lines, vec![b"abcd".to_vec()]);
+        assert_eq!(held, 1);
+    }
+
+    #[test]
+    fn over_long_line_is_cut_once_and_skipped_whatever_the_split() {
+        let mut input = vec![b'x'; 25];
+        input.extend_from_slice(b"\nok\n");
+        input.extend(vec![b'y'; 10]);
+        input.extend_from_slice(b"\n");
+        let expected = vec![vec![b'x'; 10], b"ok".to_vec(), vec![b'y'; 10]];
+        for split in 0..=input.len() {
+            for split2 in split..=input.len() {
+                let (lines, held) =
+                    frame_all(10, &[&input[..split], &input[split..split2], &input[split2..]]);
+                assert_eq!(lines, expected, "split at {split}/{split2}");
+                assert_eq!(held, 0);
+            }
+        }
+    }
+
+    #[test]
+    fn line_of_exactly_cap_bytes() {
+        let (lines, held) = frame_all(4, &[b"abcd", b"\nz\n"]);
+        assert_eq!(lines, vec![b"abcd".to_vec(), b"z".to_vec()]);
+        assert_eq!(held, 0);
+        let (lines, _) = frame_all(4, &[b"abc\n"]);
+        assert_eq!(lines, vec![b"abc".to_vec()]);
+    }
+}

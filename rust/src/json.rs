@@ -1,0 +1,899 @@
+//! A strict JSON parser over `&[u8]` that agrees with `orjson.loads` (3.10+) on every input:
+//! RFC 8259 plus orjson's limits (depth 1024, ints in -2^63..2^64-1, floats that overflow are
+//! errors, UTF-8 validated up front, a BOM is an error).
+//!
+//! The parser builds values through a [`Sink`], so the same code produces a plain Rust tree in
+//! unit tests ([`RustSink`]) and Python objects in the extension, with no intermediate document.
+//! [`parse_message`] additionally records the *shape* of every known top-level field of an
+//! object, so the protocol validator can run in Rust without looking anything up in a dict.
+
+use crate::schema::{Fields, KeyId, Shape};
+
+/// Maximum container nesting orjson accepts (1024 `[` are fine, 1025 are not).
+pub const MAX_DEPTH: usize = 1024;
+
+/// A JSON number as orjson would type it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Number {
+    /// An integer in -2^63..2^63-1.
+    Int(i64),
+    /// An integer in 2^63..2^64-1.
+    UInt(u64),
+    /// Anything with a fraction or exponent, or an integer outside the 64-bit ranges.
+    Float(f64),
+}
+
+/// Why a document is not JSON (the messages are for humans and tests, not part of the contract).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyntaxError {
+    Empty,
+    InvalidUtf8,
+    Bom,
+    UnexpectedEnd,
+    UnexpectedChar(usize),
+    TrailingContent(usize),
+    TrailingComma(usize),
+    LeadingZero(usize),
+    InvalidNumber(usize),
+    NumberOverflow(usize),
+    ControlInString(usize),
+    InvalidEscape(usize),
+    LoneSurrogate(usize),
+    TooDeep(usize),
+}
+
+/// The outcome of a failed parse: the input was not JSON, or building a value failed.
+#[derive(Debug)]
+pub enum ParseError<E> {
+    Syntax(SyntaxError),
+    Sink(E),
+}
+
+impl<E> From<SyntaxError> for ParseError<E> {
+    fn from(e: SyntaxError) -> Self {
+        ParseError::Syntax(e)
+    }
+}
+
+/// Receives the values of a document as the parser reads them, innermost first.
+pub trait Sink {
+    type Value;
+    type Key;
+    type Array;
+    type Object;
+    type Error;
+
+    fn null(&mut self) -> Result<Self::Value, Self::Error>;
+    fn boolean(&mut self, value: bool) -> Result<Self::Value, Self::Error>;
+    fn number(&mut self, value: Number) -> Result<Self::Value, Self::Error>;
+    /// `ascii` is true when every byte of `value` is < 0x80.
+    fn string(&mut self, value: &str, ascii: bool) -> Result<Self::Value, Self::Error>;
+    /// An object key; `known` is set when it is one of the protocol's field names.
+    fn key(&mut self, value: &str, ascii: bool, known: Option<KeyId>)
+        -> Result<Self::Key, Self::Error>;
+    fn array_begin(&mut self) -> Result<Self::Array, Self::Error>;
+    fn array_push(&mut self, array: &mut Self::Array, value: Self::Value)
+        -> Result<(), Self::Error>;
+    fn array_end(&mut self, array: Self::Array) -> Result<Self::Value, Self::Error>;
+    fn object_begin(&mut self) -> Result<Self::Object, Self::Error>;
+    /// Insert with Python dict semantics: a duplicate key keeps its first position and takes
+    /// the last value.
+    fn object_insert(
+        &mut self,
+        object: &mut Self::Object,
+        key: Self::Key,
+        value: Self::Value,
+    ) -> Result<(), Self::Error>;
+    fn object_end(&mut self, object: Self::Object) -> Result<Self::Value, Self::Error>;
+}
+
+/// A sink that builds nothing: used to tell "valid JSON but not an object" from "not JSON".
+pub struct NullSink;
+
+impl Sink for NullSink {
+    type Value = ();
+    type Key = ();
+    type Array = ();
+    type Object = ();
+    type Error = std::convert::Infallible;
+
+    fn null(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    fn boolean(&mut self, _: bool) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    fn number(&mut self, _: Number) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    fn string(&mut self, _: &str, _: bool) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    fn key(&mut self, _: &str, _: bool, _: Option<KeyId>) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    fn array_begin(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    fn array_push(&mut self, _: &mut (), _: ()) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    fn array_end(&mut self, _: ()) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    fn object_begin(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    fn object_insert(&mut self, _: &mut (), _: (), _: ()) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    fn object_end(&mut self, _: ()) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+/// A plain Rust JSON value, for tests and for callers that need no Python.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Number(Number),
+    String(String),
+    Array(Vec<Value>),
+    /// Entries in first-insertion order, duplicates resolved like a Python dict.
+    Object(Vec<(String, Value)>),
+}
+
+/// Builds [`Value`]s.
+pub struct RustSink;
+
+impl Sink for RustSink {
+    type Value = Value;
+    type Key = String;
+    type Array = Vec<Value>;
+    type Object = Vec<(String, Value)>;
+    type Error = std::convert::Infallible;
+
+    fn null(&mut self) -> Result<Value, Self::Error> {
+        Ok(Value::Null)
+    }
+    fn boolean(&mut self, value: bool) -> Result<Value, Self::Error> {
+        Ok(Value::Bool(value))
+    }
+    fn number(&mut self, value: Number) -> Result<Value, Self::Error> {
+        Ok(Value::Number(value))
+    }
+    fn string(&mut self, value: &str, _: bool) -> Result<Value, Self::Error> {
+        Ok(Value::String(value.to_owned()))
+    }
+    fn key(&mut self, value: &str, _: bool, _: Option<KeyId>) -> Result<String, Self::Error> {
+        Ok(value.to_owned())
+    }
+    fn array_begin(&mut self) -> Result<Vec<Value>, Self::Error> {
+        Ok(Vec::new())
+    }
+    fn array_push(&mut self, array: &mut Vec<Value>, value: Value) -> Result<(), Self::Error> {
+        array.push(value);
+        Ok(())
+    }
+    fn array_end(&mut self, array: Vec<Value>) -> Result<Value, Self::Error> {
+        Ok(Value::Array(array))
+    }
+    fn object_begin(&mut self) -> Result<Vec<(String, Value)>, Self::Error> {
+        Ok(Vec::new())
+    }
+    fn object_insert(
+        &mut self,
+        object: &mut Vec<(String, Value)>,
+        key: String,
+        value: Value,
+    ) -> Result<(), Self::Error> {
+        if let Some(slot) = object.iter_mut().find(|(k, _)| *k == key) {
+            slot.1 = value;
+        } else {
+            object.push((key, value));
+        }
+        Ok(())
+    }
+    fn object_end(&mut self, object: Vec<(String, Value)>) -> Result<Value, Self::Error> {
+        Ok(Value::Object(object))
+    }
+}
+
+// Byte classes inside a string: 0 plain ASCII, 1 quote, 2 backslash, 3 control, 4 non-ASCII.
+const STR_CLASS: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        table[i] = if i < 0x20 {
+            3
+        } else if i == b'"' as usize {
+            1
+        } else if i == b'\\' as usize {
+            2
+        } else if i >= 0x80 {
+            4
+        } else {
+            0
+        };
+        i += 1;
+    }
+    table
+};
+
+#[inline(always)]
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// True when the 8 bytes of `word` contain a quote, a backslash, a control byte or a non-ASCII
+/// byte (classic SWAR "has byte less than / equal to" tricks).
+#[inline(always)]
+fn word_needs_attention(word: u64) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let quote = word ^ (LO * b'"' as u64);
+    let backslash = word ^ (LO * b'\\' as u64);
+    let has_quote = quote.wrapping_sub(LO) & !quote;
+    let has_backslash = backslash.wrapping_sub(LO) & !backslash;
+    let has_control = word.wrapping_sub(LO * 0x20) & !word;
+    // The `& !word` of each test leaves the high bit of a non-ASCII byte clear, so non-ASCII is
+    // tested on its own with `word & HI`.
+    ((has_quote | has_backslash | has_control) & HI) != 0 || (word & HI) != 0
+}
+
+struct Parser<'a> {
+    bytes: &'a [u8],
+    text: &'a str,
+    pos: usize,
+    depth: usize,
+    scratch: String,
+}
+
+/// Parse one complete JSON document with `sink`.
+pub fn parse<S: Sink>(input: &[u8], sink: &mut S) -> Result<S::Value, ParseError<S::Error>> {
+    let mut p = Parser::new(input)?;
+    p.skip_ws();
+    if p.pos >= p.bytes.len() {
+        return Err(SyntaxError::Empty.into());
+    }
+    let value = p.value(sink)?;
+    p.finish()?;
+    Ok(value)
+}
+
+/// Why a line is not a protocol message at the JSON level.
+#[derive(Debug)]
+pub enum MessageError<E> {
+    /// Not JSON at all.
+    Syntax(SyntaxError),
+    /// Valid JSON whose top-level value is not an object.
+    NotObject,
+    Sink(E),
+}
+
+/// Parse a line that should hold one JSON object. On success returns the built object and the
+/// shapes of its known top-level fields.
+pub fn parse_message<S: Sink>(
+    input: &[u8],
+    sink: &mut S,
+    fields: &mut Fields,
+) -> Result<S::Value, MessageError<S::Error>> {
+    fields.clear();
+    let mut p = match Parser::new(input) {
+        Ok(p) => p,
+        Err(e) => return Err(MessageError::Syntax(e)),
+    };
+    p.skip_ws();
+    if p.pos >= p.bytes.len() {
+        return Err(MessageError::Syntax(SyntaxError::Empty));
+    }
+    if p.bytes[p.pos] != b'{' {
+        // Tell "valid JSON, not an object" from "not JSON".
+        return match parse(input, &mut NullSink) {
+            Ok(()) => Err(MessageError::NotObject),
+            Err(ParseError::Syntax(e)) => Err(MessageError::Syntax(e)),
+            Err(ParseError::Sink(never)) => match never {},
+        };
+    }
+    let result = p.top_object(sink, fields).and_then(|v| {
+        p.finish()?;
+        Ok(v)
+    });
+    match result {
+        Ok(v) => Ok(v),
+        Err(ParseError::Syntax(e)) => Err(MessageError::Syntax(e)),
+        Err(ParseError::Sink(e)) => Err(MessageError::Sink(e)),
+    }
+}
+
+fn syntax<T, E>(e: SyntaxError) -> Result<T, ParseError<E>> {
+    Err(ParseError::Syntax(e))
+}
+
+impl<'a> Parser<'a> {
+    fn new(input: &'a [u8]) -> Result<Self, SyntaxError> {
+        if input.is_empty() {
+            return Err(SyntaxError::Empty);
+        }
+        if input.starts_with(b"\xEF\xBB\xBF") {
+            return Err(SyntaxError::Bom);
+        }
+        // orjson validates the whole document as UTF-8 first; doing the same lets every later
+        // slice of `text` at an ASCII delimiter be a `&str` without further checks.
+        let text = std::str::from_utf8(input).map_err(|_| SyntaxError::InvalidUtf8)?;
+        Ok(Parser { bytes: input, text, pos: 0, depth: 0, scratch: String::new() })
+    }
+
+    #[inline(always)]
+    fn skip_ws(&mut self) {
+        while let Some(&b) = self.bytes.get(self.pos) {
+            if !is_ws(b) {
+                break;
+            }
+            self.pos += 1;
+        }
+    }
+
+    fn finish<E>(&mut self) -> Result<(), ParseError<E>> {
+        self.skip_ws();
+        if self.pos < self.bytes.len() {
+            return syntax(SyntaxError::TrailingContent(self.pos));
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    fn value<S: Sink>(&mut self, sink: &mut S) -> Result<S::Value, ParseError<S::Error>> {
+        match self.peek() {
+            None => syntax(SyntaxError::UnexpectedEnd),
+            Some(b'"') => {
+                let (loc, ascii) = self.string()?;
+                let s = self.resolve(loc);
+                sink.string(s, ascii).map_err(ParseError::Sink)
+            }
+            Some(b'{') => self.object(sink),
+            Some(b'[') => self.array(sink),
+            Some(b't') => {
+                self.literal(b"true")?;
+                sink.boolean(true).map_err(ParseError::Sink)
+            }
+            Some(b'f') => {
+                self.literal(b"false")?;
+                sink.boolean(false).map_err(ParseError::Sink)
+            }
+            Some(b'n') => {
+                self.literal(b"null")?;
+                sink.null().map_err(ParseError::Sink)
+            }
+            Some(b'-' | b'0'..=b'9') => {
+                let n = self.number()?;
+                sink.number(n).map_err(ParseError::Sink)
+            }
+            Some(_) => syntax(SyntaxError::UnexpectedChar(self.pos)),
+        }
+    }
+
+    fn literal<E>(&mut self, word: &[u8]) -> Result<(), ParseError<E>> {
+        let end = self.pos + word.len();
+        if end > self.bytes.len() {
+            // A prefix of the word at the end of input, or a wrong character.
+            let rest = &self.bytes[self.pos..];
+            if word.starts_with(rest) {
+                return syntax(SyntaxError::UnexpectedEnd);
+            }
+            return syntax(SyntaxError::UnexpectedChar(self.pos));
+        }
+        if &self.bytes[self.pos..end] != word {
+            return syntax(SyntaxError::UnexpectedChar(self.pos));
+        }
+        self.pos = end;
+        Ok(())
+    }
+
+    fn enter<E>(&mut self) -> Result<(), ParseError<E>> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return syntax(SyntaxError::TooDeep(self.pos));
+        }
+        Ok(())
+    }
+
+    fn array<S: Sink>(&mut self, sink: &mut S) -> Result<S::Value, ParseError<S::Error>> {
+        self.enter()?;
+        self.pos += 1; // '['
+        let mut array = sink.array_begin().map_err(ParseError::Sink)?;
+        self.skip_ws();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            self.depth -= 1;
+            return sink.array_end(array).map_err(ParseError::Sink);
+        }
+        loop {
+            self.skip_ws();
+            let v = self.value(sink)?;
+            sink.array_push(&mut array, v).map_err(ParseError::Sink)?;
+            self.skip_ws();
+            match self.peek() {
+                Some(b',') => {
+                    self.pos += 1;
+                    self.skip_ws();
+                    if self.peek() == Some(b']') {
+                        return syntax(SyntaxError::TrailingComma(self.pos));
+                    }
+                }
+                Some(b']') => {
+                    self.pos += 1;
+                    break;
+                }
+                None => return syntax(SyntaxError::UnexpectedEnd),
+                Some(_) => return syntax(SyntaxError::UnexpectedChar(self.pos)),
+            }
+        }
+        self.depth -= 1;
+        sink.array_end(array).map_err(ParseError::Sink)
+    }
+
+    /// Reads `"key" :` and leaves `pos` at the value.
+    fn object_key<S: Sink>(
+        &mut self,
+        sink: &mut S,
+    ) -> Result<(S::Key, Option<KeyId>), ParseError<S::Error>> {
+        match self.peek() {
+            Some(b'"') => {}
+            None => return syntax(SyntaxError::UnexpectedEnd),
+            Some(_) => return syntax(SyntaxError::UnexpectedChar(self.pos)),
+        }
+        let (loc, ascii) = self.string()?;
+        let s = self.resolve(loc);
+        let known = KeyId::from_name(s);
+        let key = sink.key(s, ascii, known).map_err(ParseError::Sink)?;
+        self.skip_ws();
+        match self.peek() {
+            Some(b':') => self.pos += 1,
+            None => return syntax(SyntaxError::UnexpectedEnd),
+            Some(_) => return syntax(SyntaxError::UnexpectedChar(self.pos)),
+        }
+        self.skip_ws();
+        Ok((key, known))
+    }
+
+    /// After a member: `,` (then the next key) or `}`. Returns true at the end.
+    fn object_next<E>(&mut self) -> Result<bool, ParseError<E>> {
+        self.skip_ws();
+        match self.peek() {
+            Some(b',') => {
+                self.pos += 1;
+                self.skip_ws();
+                if self.peek() == Some(b'}') {
+                    return syntax(SyntaxError::TrailingComma(self.pos));
+                }
+                Ok(false)
+            }
+            Some(b'}') => {
+                self.pos += 1;
+                Ok(true)
+            }
+            None => syntax(SyntaxError::UnexpectedEnd),
+            Some(_) => syntax(SyntaxError::UnexpectedChar(self.pos)),
+        }
+    }
+
+    fn object<S: Sink>(&mut self, sink: &mut S) -> Result<S::Value, ParseError<S::Error>> {
+        self.enter()?;
+        self.pos += 1; // '{'
+        let mut object = sink.object_begin().map_err(ParseError::Sink)?;
+        self.skip_ws();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            self.depth -= 1;
+            return sink.object_end(object).map_err(ParseError::Sink);
+        }
+        loop {
+            let (key, _) = self.object_key(sink)?;
+            let v = self.value(sink)?;
+            sink.object_insert(&mut object, key, v).map_err(ParseError::Sink)?;
+            if self.object_next()? {
+                break;
+            }
+        }
+        self.depth -= 1;
+        sink.object_end(object).map_err(ParseError::Sink)
+    }
+
+    /// The top-level object of a message: like `object`, but records the shape of each known
+    /// field's value as it goes.
+    fn top_object<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        fields: &mut Fields,
+    ) -> Result<S::Value, ParseError<S::Error>> {
+        self.enter()?;
+        self.pos += 1; // '{'
+        let mut object = sink.object_begin().map_err(ParseError::Sink)?;
+        self.skip_ws();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            self.depth -= 1;
+            return sink.object_end(object).map_err(ParseError::Sink);
+        }
+        loop {
+            let (key, known) = self.object_key(sink)?;
+            let v = match known {
+                None => self.value(sink)?,
+                Some(id) => {
+                    let (v, shape) = self.shaped_value(sink, id, true)?;
+                    fields.set(id, shape);
+                    v
+                }
+            };
+            sink.object_insert(&mut object, key, v).map_err(ParseError::Sink)?;
+            if self.object_next()? {
+                break;
+            }
+        }
+        self.depth -= 1;
+        sink.object_end(object).map_err(ParseError::Sink)
+    }
+
+    /// A value plus its [`Shape`]. At the top level (`top`), an array also records the shapes of
+    /// its items (for `refs`); deeper containers only record their emptiness.
+    fn shaped_value<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        id: KeyId,
+        top: bool,
+    ) -> Result<(S::Value, Shape), ParseError<S::Error>> {
+        match self.peek() {
+            Some(b'"') => {
+                let (loc, ascii) = self.string()?;
+                let s = self.resolve(loc);
+                let shape = if top && id.keeps_text() {
+                    Shape::Str(Some(s.to_owned()))
+                } else {
+                    Shape::Str(None)
+                };
+                let v = sink.string(s, ascii).map_err(ParseError::Sink)?;
+                Ok((v, shape))
+            }
+            Some(b'-' | b'0'..=b'9') => {
+                let n = self.number()?;
+                let v = sink.number(n).map_err(ParseError::Sink)?;
+                Ok((v, Shape::Num(n)))
+            }
+            Some(b't') => {
+                self.literal(b"true")?;
+                Ok((sink.boolean(true).map_err(ParseError::Sink)?, Shape::Bool(true)))
+            }
+            Some(b'f') => {
+                self.literal(b"false")?;
+                Ok((sink.boolean(false).map_err(ParseError::Sink)?, Shape::Bool(false)))
+            }
+            Some(b'n') => {
+                self.literal(b"null")?;
+                Ok((sink.null().map_err(ParseError::Sink)?, Shape::Null))
+            }
+            Some(b'{') => {
+                let start = self.pos;
+                let v = self.object(sink)?;
+                let empty = is_empty_container(&self.bytes[start..self.pos]);
+                Ok((v, Shape::Object { empty }))
+            }
+            Some(b'[') if top => self.shaped_array(sink, id),
+            Some(b'[') => {
+                let start = self.pos;
+                let v = self.array(sink)?;
+                let empty = is_empty_container(&self.bytes[start..self.pos]);
+                Ok((v, Shape::Array { empty, items: Vec::new() }))
+            }
+            None => syntax(SyntaxError::UnexpectedEnd),
+            Some(_) => syntax(SyntaxError::UnexpectedChar(self.pos)),
+        }
+    }
+
+    fn shaped_array<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        id: KeyId,
+    ) -> Result<(S::Value, Shape), ParseError<S::Error>> {
+        self.enter()?;
+        self.pos += 1; // '['
+        let mut items = Vec::new();
+        let mut array = sink.array_begin().map_err(ParseError::Sink)?;
+        self.skip_ws();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            self.depth -= 1;
+            let v = sink.array_end(array).map_err(ParseError::Sink)?;
+            return Ok((v, Shape::Array { empty: true, items }));
+        }
+        loop {
+            self.skip_ws();
+            let (v, shape) = self.shaped_value(sink, id, false)?;
+            items.push(shape);
+            sink.array_push(&mut array, v).map_err(ParseError::Sink)?;
+            self.skip_ws();
+            match self.peek() {
+                Some(b',') => {
+                    self.pos += 1;
+                    self.skip_ws();
+                    if self.peek() == Some(b']') {
+                        return syntax(SyntaxError::TrailingComma(self.pos));
+                    }
+                }
+                Some(b']') => {
+                    self.pos += 1;
+                    break;
+                }
+                None => return syntax(SyntaxError::UnexpectedEnd),
+                Some(_) => return syntax(SyntaxError::UnexpectedChar(self.pos)),
+            }
+        }
+        self.depth -= 1;
+        let v = sink.array_end(array).map_err(ParseError::Sink)?;
+        Ok((v, Shape::Array { empty: false, items }))
+    }
+
+    /// The decoded text of a string read by [`Parser::string`].
+    #[inline(always)]
+    fn resolve(&self, loc: StrLoc) -> &str {
+        match loc {
+            StrLoc::Slice(start, end) => &self.text[start..end],
+            StrLoc::Scratch => &self.scratch,
+        }
+    }
+
+    /// Reads a string starting at the opening quote. Returns where its decoded text is and
+    /// whether it is pure ASCII.
+    #[inline]
+    fn string<E>(&mut self) -> Result<(StrLoc, bool), ParseError<E>> {
+        let start = self.pos + 1;
+        let bytes = self.bytes;
+        let mut i = start;
+        let mut ascii = true;
+        loop {
+            // Skip 8 plain bytes at a time.
+            while i + 8 <= bytes.len() {
+                let mut chunk = [0u8; 8];
+                chunk.copy_from_slice(&bytes[i..i + 8]);
+                if word_needs_attention(u64::from_le_bytes(chunk)) {
+                    break;
+                }
+                i += 8;
+            }
+            let Some(&b) = bytes.get(i) else {
+                return syntax(SyntaxError::UnexpectedEnd);
+            };
+            match STR_CLASS[b as usize] {
+                0 => i += 1,
+                1 => {
+                    self.pos = i + 1;
+                    return Ok((StrLoc::Slice(start, i), ascii));
+                }
+                2 => return self.string_escaped(start, i, ascii),
+                3 => return syntax(SyntaxError::ControlInString(i)),
+                _ => {
+                    ascii = false;
+                    i += 1;
+                }
+            }
+        }
+    }
+
+    /// The slow path of [`Parser::string`]: the string has an escape at `i`; decode it into
+    /// `scratch`.
+    #[cold]
+    fn string_escaped<E>(
+        &mut self,
+        start: usize,
+        mut i: usize,
+        mut ascii: bool,
+    ) -> Result<(StrLoc, bool), ParseError<E>> {
+        let bytes = self.bytes;
+        let text = self.text;
+        self.scratch.clear();
+        let mut run_start = start;
+        loop {
+            let Some(&b) = bytes.get(i) else {
+                return syntax(SyntaxError::UnexpectedEnd);
+            };
+            match STR_CLASS[b as usize] {
+                0 => i += 1,
+                1 => {
+                    self.scratch.push_str(&text[run_start..i]);
+                    self.pos = i + 1;
+                    return Ok((StrLoc::Scratch, ascii));
+                }
+                2 => {
+                    self.scratch.push_str(&text[run_start..i]);
+                    let esc_at = i;
+                    let Some(&e) = bytes.get(i + 1) else {
+                        return syntax(SyntaxError::UnexpectedEnd);
+                    };
+                    i += 2;
+                    let c = match e {
+                        b'"' => '"',
+                        b'\\' => '\\',
+                        b'/' => '/',
+                        b'b' => '\u{8}',
+                        b'f' => '\u{c}',
+                        b'n' => '\n',
+                        b'r' => '\r',
+                        b't' => '\t',
+                        b'u' => {
+                            let hi = self.hex4(i)?;
+                            i += 4;
+                            let code = if (0xD800..0xDC00).contains(&hi) {
+                                // A high surrogate must be followed by an escaped low one.
+                                if bytes.get(i) != Some(&b'\\') || bytes.get(i + 1) != Some(&b'u') {
+                                    return syntax(SyntaxError::LoneSurrogate(esc_at));
+                                }
+                                let lo = self.hex4(i + 2)?;
+                                if !(0xDC00..0xE000).contains(&lo) {
+                                    return syntax(SyntaxError::LoneSurrogate(esc_at));
+                                }
+                                i += 6;
+                                0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
+                            } else if (0xDC00..0xE000).contains(&hi) {
+                                return syntax(SyntaxError::LoneSurrogate(esc_at));
+                            } else {
+                                hi
+                            };
+                            match char::from_u32(code) {
+                                Some(c) => c,
+                                None => return syntax(SyntaxError::InvalidEscape(esc_at)),
+                            }
+                        }
+                        _ => return syntax(SyntaxError::InvalidEscape(esc_at)),
+                    };
+                    if !c.is_ascii() {
+                        ascii = false;
+                    }
+                    self.scratch.push(c);
+                    run_start = i;
+                }
+                3 => return syntax(SyntaxError::ControlInString(i)),
+                _ => {
+                    ascii = false;
+                    i += 1;
+                }
+            }
+        }
+    }
+
+    fn hex4<E>(&self, at: usize) -> Result<u32, ParseError<E>> {
+        let Some(digits) = self.bytes.get(at..at + 4) else {
+            // Either the input ends inside the escape or a non-hex byte comes first.
+            let rest = &self.bytes[at.min(self.bytes.len())..];
+            if rest.iter().all(u8::is_ascii_hexdigit) {
+                return syntax(SyntaxError::UnexpectedEnd);
+            }
+            return syntax(SyntaxError::InvalidEscape(at));
+        };
+        let mut code = 0u32;
+        for &d in digits {
+            let v = match d {
+                b'0'..=b'9' => d - b'0',
+                b'a'..=b'f' => d - b'a' + 10,
+                b'A'..=b'F' => d - b'A' + 10,
+                _ => return syntax(SyntaxError::InvalidEscape(at)),
+            };
+            code = code * 16 + u32::from(v);
+        }
+        Ok(code)
+    }
+
+    /// Reads a number with RFC 8259's grammar and types it as orjson does.
+    #[inline]
+    fn number<E>(&mut self) -> Result<Number, ParseError<E>> {
+        let bytes = self.bytes;
+        let start = self.pos;
+        let mut i = start;
+        let negative = bytes[i] == b'-';
+        if negative {
+            i += 1;
+        }
+        // Integer part.
+        let int_start = i;
+        match bytes.get(i) {
+            Some(b'0') => {
+                i += 1;
+                if matches!(bytes.get(i), Some(b'0'..=b'9')) {
+                    return syntax(SyntaxError::LeadingZero(start));
+                }
+            }
+            Some(b'1'..=b'9') => {
+                while matches!(bytes.get(i), Some(b'0'..=b'9')) {
+                    i += 1;
+                }
+            }
+            None => return syntax(SyntaxError::UnexpectedEnd),
+            Some(_) => return syntax(SyntaxError::InvalidNumber(start)),
+        }
+        let int_end = i;
+        let mut is_float = false;
+        if bytes.get(i) == Some(&b'.') {
+            i += 1;
+            let frac_start = i;
+            while matches!(bytes.get(i), Some(b'0'..=b'9')) {
+                i += 1;
+            }
+            if i == frac_start {
+                return syntax(if i >= bytes.len() {
+                    SyntaxError::UnexpectedEnd
+                } else {
+                    SyntaxError::InvalidNumber(start)
+                });
+            }
+            is_float = true;
+        }
+        if matches!(bytes.get(i), Some(b'e' | b'E')) {
+            i += 1;
+            if matches!(bytes.get(i), Some(b'+' | b'-')) {
+                i += 1;
+            }
+            let exp_start = i;
+            while matches!(bytes.get(i), Some(b'0'..=b'9')) {
+                i += 1;
+            }
+            if i == exp_start {
+                return syntax(if i >= bytes.len() {
+                    SyntaxError::UnexpectedEnd
+                } else {
+                    SyntaxError::InvalidNumber(start)
+                });
+            }
+            is_float = true;
+        }
+        self.pos = i;
+        if !is_float {
+            let digits = &bytes[int_start..int_end];
+            if digits.len() <= 20 {
+                let mut acc: u64 = 0;
+                let mut overflow = false;
+                for &d in digits {
+                    match acc.checked_mul(10).and_then(|a| a.checked_add(u64::from(d - b'0'))) {
+                        Some(a) => acc = a,
+                        None => {
+                            overflow = true;
+                            break;
+                        }
+                    }
+                }
+                if !overflow {
+                    if !negative {
+                        return Ok(match i64::try_from(acc) {
+                            Ok(v) => Number::Int(v),
+                            Err(_) => Number::UInt(acc),
+                        });
+                    }
+                    if acc <= (1u64 << 63) {
+                        // -(2^63) fits exactly; wrapping_neg handles it.
+                        return Ok(Number::Int((acc as i64).wrapping_neg()));
+                    }
+                }
+            }
+        }
+        // A float, or an integer outside the 64-bit ranges: correctly rounded by std's parser.
+        let text = &self.text[start..i];
+        match text.parse::<f64>() {
+            Ok(f) if f.is_finite() => Ok(Number::Float(f)),
+            _ => syntax(SyntaxError::NumberOverflow(start)),
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum StrLoc {
+    Slice(usize, usize),
+    Scratch,
+}
+
+fn is_empty_container(raw: &[u8]) -> bool {
+    // `raw` is a complete container: empty when only whitespace sits between the brackets.
+    raw[1..raw.len() - 1].iter().all(|&b| is_ws(b))
+}
