@@ -2,8 +2,8 @@
 
 use crate::json::{parse_message, MessageError, Sink, SyntaxError};
 use crate::schema::{
-    validate_fields, Code, Direction, Fields, Rejection, MAX_LINE_BYTES, R_NOT_JSON, R_NOT_OBJECT,
-    R_NOT_UTF8, R_TOO_LARGE,
+    validate_fields, Code, Direction, Fields, Rejection, MAX_LINE_BYTES, R_DIRECTION, R_NOT_JSON,
+    R_NOT_OBJECT, R_NOT_UTF8, R_TOO_LARGE,
 };
 
 #[derive(Debug)]
@@ -17,29 +17,49 @@ pub enum DecodeError<E> {
 /// then validate. On success `fields` describes the message.
 pub fn decode_with<S: Sink>(
     line: &[u8],
-    direction: Direction,
+    direction: Option<Direction>,
     sink: &mut S,
     fields: &mut Fields,
 ) -> Result<S::Value, DecodeError<S::Error>> {
     if line.len() >= MAX_LINE_BYTES {
-        return Err(DecodeError::Rejected(Rejection::bare(Code::TooLarge, R_TOO_LARGE)));
+        return Err(DecodeError::Rejected(Rejection::bare(
+            Code::TooLarge,
+            R_TOO_LARGE,
+        )));
     }
     let value = match parse_message(line, sink, fields) {
         Ok(v) => v,
         Err(MessageError::Syntax(SyntaxError::InvalidUtf8)) => {
-            return Err(DecodeError::Rejected(Rejection::bare(Code::Malformed, R_NOT_UTF8)))
+            return Err(DecodeError::Rejected(Rejection::bare(
+                Code::Malformed,
+                R_NOT_UTF8,
+            )))
         }
         Err(MessageError::Syntax(_)) => {
-            return Err(DecodeError::Rejected(Rejection::bare(Code::Malformed, R_NOT_JSON)))
+            return Err(DecodeError::Rejected(Rejection::bare(
+                Code::Malformed,
+                R_NOT_JSON,
+            )))
         }
         Err(MessageError::NotObject) => {
-            return Err(DecodeError::Rejected(Rejection::bare(Code::Malformed, R_NOT_OBJECT)))
+            return Err(DecodeError::Rejected(Rejection::bare(
+                Code::Malformed,
+                R_NOT_OBJECT,
+            )))
         }
         Err(MessageError::Sink(e)) => return Err(DecodeError::Sink(e)),
     };
+    let Some(direction) = direction else {
+        return Err(DecodeError::Rejected(Rejection::bare(
+            Code::Invalid,
+            R_DIRECTION,
+        )));
+    };
     match validate_fields(fields, direction) {
         Ok(()) => Ok(value),
-        Err(v) => Err(DecodeError::Rejected(Rejection::from_fields(v.code, v.reason, fields, v.errors))),
+        Err(v) => Err(DecodeError::Rejected(Rejection::from_fields(
+            v.code, v.reason, fields, v.errors,
+        ))),
     }
 }
 

@@ -14,7 +14,11 @@ pub struct Framer {
 impl Framer {
     /// `max_line_bytes` must be at least 1 (the Python layer checks it).
     pub fn new(max_line_bytes: usize) -> Self {
-        Framer { max_line_bytes: max_line_bytes.max(1), buf: Vec::new(), skipping: false }
+        Framer {
+            max_line_bytes: max_line_bytes.max(1),
+            buf: Vec::new(),
+            skipping: false,
+        }
     }
 
     pub fn max_line_bytes(&self) -> usize {
@@ -109,7 +113,10 @@ mod tests {
     #[test]
     fn splits_on_newline_only_and_keeps_cr_and_empty_lines() {
         let (lines, held) = frame_all(100, &[b"a\r\n\nb\xe2\x80\xa8c\nrest"]);
-        assert_eq!(lines, vec![b"a\r".to_vec(), b"".to_vec(), b"b\xe2\x80\xa8c".to_vec()]);
+        assert_eq!(
+            lines,
+            vec![b"a\r".to_vec(), b"".to_vec(), b"b\xe2\x80\xa8c".to_vec()]
+        );
         assert_eq!(held, 4);
     }
 
@@ -129,8 +136,10 @@ mod tests {
         let expected = vec![vec![b'x'; 10], b"ok".to_vec(), vec![b'y'; 10]];
         for split in 0..=input.len() {
             for split2 in split..=input.len() {
-                let (lines, held) =
-                    frame_all(10, &[&input[..split], &input[split..split2], &input[split2..]]);
+                let (lines, held) = frame_all(
+                    10,
+                    &[&input[..split], &input[split..split2], &input[split2..]],
+                );
                 assert_eq!(lines, expected, "split at {split}/{split2}");
                 assert_eq!(held, 0);
             }

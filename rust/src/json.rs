@@ -68,12 +68,31 @@ pub trait Sink {
     fn number(&mut self, value: Number) -> Result<Self::Value, Self::Error>;
     /// `ascii` is true when every byte of `value` is < 0x80.
     fn string(&mut self, value: &str, ascii: bool) -> Result<Self::Value, Self::Error>;
+    /// The string value of a known top-level field of a message (`type`, `run`, ...): sinks may
+    /// return cached objects for the values they expect to repeat.
+    #[inline]
+    fn field_string(
+        &mut self,
+        key: KeyId,
+        value: &str,
+        ascii: bool,
+    ) -> Result<Self::Value, Self::Error> {
+        let _ = key;
+        self.string(value, ascii)
+    }
     /// An object key; `known` is set when it is one of the protocol's field names.
-    fn key(&mut self, value: &str, ascii: bool, known: Option<KeyId>)
-        -> Result<Self::Key, Self::Error>;
+    fn key(
+        &mut self,
+        value: &str,
+        ascii: bool,
+        known: Option<KeyId>,
+    ) -> Result<Self::Key, Self::Error>;
     fn array_begin(&mut self) -> Result<Self::Array, Self::Error>;
-    fn array_push(&mut self, array: &mut Self::Array, value: Self::Value)
-        -> Result<(), Self::Error>;
+    fn array_push(
+        &mut self,
+        array: &mut Self::Array,
+        value: Self::Value,
+    ) -> Result<(), Self::Error>;
     fn array_end(&mut self, array: Self::Array) -> Result<Self::Value, Self::Error>;
     fn object_begin(&mut self) -> Result<Self::Object, Self::Error>;
     /// Insert with Python dict semantics: a duplicate key keeps its first position and takes
@@ -307,6 +326,8 @@ pub fn parse_message<S: Sink>(
     }
 }
 
+type PResult<T, S> = Result<T, ParseError<<S as Sink>::Error>>;
+
 fn syntax<T, E>(e: SyntaxError) -> Result<T, ParseError<E>> {
     Err(ParseError::Syntax(e))
 }
@@ -322,7 +343,13 @@ impl<'a> Parser<'a> {
         // orjson validates the whole document as UTF-8 first; doing the same lets every later
         // slice of `text` at an ASCII delimiter be a `&str` without further checks.
         let text = std::str::from_utf8(input).map_err(|_| SyntaxError::InvalidUtf8)?;
-        Ok(Parser { bytes: input, text, pos: 0, depth: 0, scratch: String::new() })
+        Ok(Parser {
+            bytes: input,
+            text,
+            pos: 0,
+            depth: 0,
+            scratch: String::new(),
+        })
     }
 
     #[inline(always)]
@@ -439,10 +466,7 @@ impl<'a> Parser<'a> {
     }
 
     /// Reads `"key" :` and leaves `pos` at the value.
-    fn object_key<S: Sink>(
-        &mut self,
-        sink: &mut S,
-    ) -> Result<(S::Key, Option<KeyId>), ParseError<S::Error>> {
+    fn object_key<S: Sink>(&mut self, sink: &mut S) -> PResult<(S::Key, Option<KeyId>), S> {
         match self.peek() {
             Some(b'"') => {}
             None => return syntax(SyntaxError::UnexpectedEnd),
@@ -496,7 +520,8 @@ impl<'a> Parser<'a> {
         loop {
             let (key, _) = self.object_key(sink)?;
             let v = self.value(sink)?;
-            sink.object_insert(&mut object, key, v).map_err(ParseError::Sink)?;
+            sink.object_insert(&mut object, key, v)
+                .map_err(ParseError::Sink)?;
             if self.object_next()? {
                 break;
             }
@@ -531,7 +556,8 @@ impl<'a> Parser<'a> {
                     v
                 }
             };
-            sink.object_insert(&mut object, key, v).map_err(ParseError::Sink)?;
+            sink.object_insert(&mut object, key, v)
+                .map_err(ParseError::Sink)?;
             if self.object_next()? {
                 break;
             }
@@ -552,12 +578,17 @@ impl<'a> Parser<'a> {
             Some(b'"') => {
                 let (loc, ascii) = self.string()?;
                 let s = self.resolve(loc);
-                let shape = if top && id.keeps_text() {
-                    Shape::Str(Some(s.to_owned()))
+                let (shape, v) = if top {
+                    let shape = if id.keeps_text() {
+                        Shape::Str(Some(s.to_owned()))
+                    } else {
+                        Shape::Str(None)
+                    };
+                    (shape, sink.field_string(id, s, ascii))
                 } else {
-                    Shape::Str(None)
+                    (Shape::Str(None), sink.string(s, ascii))
                 };
-                let v = sink.string(s, ascii).map_err(ParseError::Sink)?;
+                let v = v.map_err(ParseError::Sink)?;
                 Ok((v, shape))
             }
             Some(b'-' | b'0'..=b'9') => {
@@ -567,11 +598,17 @@ impl<'a> Parser<'a> {
             }
             Some(b't') => {
                 self.literal(b"true")?;
-                Ok((sink.boolean(true).map_err(ParseError::Sink)?, Shape::Bool(true)))
+                Ok((
+                    sink.boolean(true).map_err(ParseError::Sink)?,
+                    Shape::Bool(true),
+                ))
             }
             Some(b'f') => {
                 self.literal(b"false")?;
-                Ok((sink.boolean(false).map_err(ParseError::Sink)?, Shape::Bool(false)))
+                Ok((
+                    sink.boolean(false).map_err(ParseError::Sink)?,
+                    Shape::Bool(false),
+                ))
             }
             Some(b'n') => {
                 self.literal(b"null")?;
@@ -588,7 +625,13 @@ impl<'a> Parser<'a> {
                 let start = self.pos;
                 let v = self.array(sink)?;
                 let empty = is_empty_container(&self.bytes[start..self.pos]);
-                Ok((v, Shape::Array { empty, items: Vec::new() }))
+                Ok((
+                    v,
+                    Shape::Array {
+                        empty,
+                        items: Vec::new(),
+                    },
+                ))
             }
             None => syntax(SyntaxError::UnexpectedEnd),
             Some(_) => syntax(SyntaxError::UnexpectedChar(self.pos)),
@@ -635,7 +678,13 @@ impl<'a> Parser<'a> {
         }
         self.depth -= 1;
         let v = sink.array_end(array).map_err(ParseError::Sink)?;
-        Ok((v, Shape::Array { empty: false, items }))
+        Ok((
+            v,
+            Shape::Array {
+                empty: false,
+                items,
+            },
+        ))
     }
 
     /// The decoded text of a string read by [`Parser::string`].
@@ -856,7 +905,10 @@ impl<'a> Parser<'a> {
                 let mut acc: u64 = 0;
                 let mut overflow = false;
                 for &d in digits {
-                    match acc.checked_mul(10).and_then(|a| a.checked_add(u64::from(d - b'0'))) {
+                    match acc
+                        .checked_mul(10)
+                        .and_then(|a| a.checked_add(u64::from(d - b'0')))
+                    {
                         Some(a) => acc = a,
                         None => {
                             overflow = true;

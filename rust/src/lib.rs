@@ -12,3 +12,5 @@ pub mod text;
 
 #[cfg(test)]
 mod tests;
+
+pub mod py;

@@ -92,13 +92,21 @@ pub enum Shape {
     Num(Number),
     /// A Python int outside the 64-bit ranges (only from `validate` of a Python dict); `text` is
     /// its decimal form when it was needed.
-    BigInt { negative: bool, text: Option<String> },
+    BigInt {
+        negative: bool,
+        text: Option<String>,
+    },
     /// A string; its text is kept only for [`KeyId::keeps_text`] fields. `None` there means the
     /// text could not be read as UTF-8 (a Python str with a lone surrogate).
     Str(Option<String>),
     /// A list; `items` holds the shapes of its items only for top-level fields.
-    Array { empty: bool, items: Vec<Shape> },
-    Object { empty: bool },
+    Array {
+        empty: bool,
+        items: Vec<Shape>,
+    },
+    Object {
+        empty: bool,
+    },
     /// Anything else a Python dict may hold (not from JSON).
     Other,
 }
@@ -120,7 +128,9 @@ impl Shape {
     /// `_usable_seq` / `_ok_pos`: an integral number in 1..=MAX_SAFE_INTEGER, as an int.
     pub fn usable_pos(&self) -> Option<u64> {
         match *self {
-            Shape::Num(Number::Int(i)) if (1..=MAX_SAFE_INTEGER as i64).contains(&i) => Some(i as u64),
+            Shape::Num(Number::Int(i)) if (1..=MAX_SAFE_INTEGER as i64).contains(&i) => {
+                Some(i as u64)
+            }
             Shape::Num(Number::Float(f))
                 if f.fract() == 0.0 && (1.0..=MAX_SAFE_INTEGER as f64).contains(&f) =>
             {
@@ -147,7 +157,10 @@ impl Shape {
     }
 
     fn ok_object(&self) -> bool {
-        matches!(self, Shape::Object { .. } | Shape::Array { empty: true, .. })
+        matches!(
+            self,
+            Shape::Object { .. } | Shape::Array { empty: true, .. }
+        )
     }
 
     fn ok_array(&self) -> bool {
@@ -166,7 +179,10 @@ const NO_SLOT: u8 = u8::MAX;
 
 impl Default for Fields {
     fn default() -> Self {
-        Fields { slot: [NO_SLOT; KeyId::COUNT], shapes: Vec::with_capacity(16) }
+        Fields {
+            slot: [NO_SLOT; KeyId::COUNT],
+            shapes: Vec::with_capacity(16),
+        }
     }
 }
 
@@ -328,11 +344,23 @@ pub struct Rejection {
 impl Rejection {
     /// A rejection that names nothing from the message.
     pub fn bare(code: Code, reason: &str) -> Self {
-        Rejection { code, reason: reason.to_owned(), seq: None, type_: None, run: None, errors: None }
+        Rejection {
+            code,
+            reason: reason.to_owned(),
+            seq: None,
+            type_: None,
+            run: None,
+            errors: None,
+        }
     }
 
     /// `_rejection(code, reason, msg, errors)`: seq/type/run taken from the message's fields.
-    pub fn from_fields(code: Code, reason: String, fields: &Fields, errors: Option<FieldErrors>) -> Self {
+    pub fn from_fields(
+        code: Code,
+        reason: String,
+        fields: &Fields,
+        errors: Option<FieldErrors>,
+    ) -> Self {
         Rejection {
             code,
             reason,
@@ -396,12 +424,20 @@ macro_rules! display {
 }
 
 const fn schema(required: &'static [KeyId], fields: &'static [(KeyId, Kind)]) -> Schema {
-    Schema { required, fields, is_ack: false }
+    Schema {
+        required,
+        fields,
+        is_ack: false,
+    }
 }
 
 static TOOL_CALL: Schema = schema(
     &[K::Name],
-    display!((K::Name, Kind::String), (K::Id, Kind::String), (K::Arguments, Kind::Any),),
+    display!(
+        (K::Name, Kind::String),
+        (K::Id, Kind::String),
+        (K::Arguments, Kind::Any),
+    ),
 );
 static TOOL_RESULT: Schema = schema(
     &[K::Name, K::IsError],
@@ -416,30 +452,53 @@ static TOOL_RESULT: Schema = schema(
 );
 static TEXT_BLOCK: Schema = schema(
     &[K::Final],
-    display!((K::Final, Kind::Boolean), (K::ContentIndex, Kind::Integer), (K::Text, Kind::String),),
+    display!(
+        (K::Final, Kind::Boolean),
+        (K::ContentIndex, Kind::Integer),
+        (K::Text, Kind::String),
+    ),
 );
-static DELTA: Schema =
-    schema(&[], display!((K::ContentIndex, Kind::Integer), (K::Delta, Kind::String),));
+static DELTA: Schema = schema(
+    &[],
+    display!((K::ContentIndex, Kind::Integer), (K::Delta, Kind::String),),
+);
 static STREAM_END: Schema = schema(&[K::Final], display!((K::Final, Kind::Boolean),));
 static USER: Schema = schema(&[], display!((K::Text, Kind::String),));
 static INJECTED: Schema = schema(&[], display!((K::Text, Kind::String), (K::Ref, Kind::Pos),));
-static PROVIDER_MODEL: Schema =
-    schema(&[], display!((K::Provider, Kind::String), (K::Model, Kind::String),));
-static LLM_END: Schema =
-    schema(&[], display!((K::StopReason, Kind::String), (K::Usage, Kind::Object),));
-static AGENT_TURN_COMPLETE: Schema =
-    schema(&[], display!((K::Status, Kind::String), (K::Error, Kind::String),));
-static ERROR: Schema = schema(&[], display!((K::Error, Kind::String), (K::Source, Kind::String),));
+static PROVIDER_MODEL: Schema = schema(
+    &[],
+    display!((K::Provider, Kind::String), (K::Model, Kind::String),),
+);
+static LLM_END: Schema = schema(
+    &[],
+    display!((K::StopReason, Kind::String), (K::Usage, Kind::Object),),
+);
+static AGENT_TURN_COMPLETE: Schema = schema(
+    &[],
+    display!((K::Status, Kind::String), (K::Error, Kind::String),),
+);
+static ERROR: Schema = schema(
+    &[],
+    display!((K::Error, Kind::String), (K::Source, Kind::String),),
+);
 static INFO: Schema = schema(&[], display!((K::Refs, Kind::Refs),));
 static EMPTY: Schema = schema(&[], &[]);
 static TURN_STARTED: Schema = schema(&[K::Turn], &[(K::Turn, Kind::Pos)]);
 static TURN_COMPLETE: Schema = schema(
     &[K::Turn, K::StopReason],
-    &[(K::Turn, Kind::Pos), (K::StopReason, Kind::String), (K::Usage, Kind::Object)],
+    &[
+        (K::Turn, Kind::Pos),
+        (K::StopReason, Kind::String),
+        (K::Usage, Kind::Object),
+    ],
 );
 static CONTROL_ACK: Schema = Schema {
     required: &[K::Status],
-    fields: &[(K::Ref, Kind::Pos), (K::Status, Kind::AckStatus), (K::Reason, Kind::String)],
+    fields: &[
+        (K::Ref, Kind::Pos),
+        (K::Status, Kind::AckStatus),
+        (K::Reason, Kind::String),
+    ],
     is_ack: true,
 };
 static RESULT: Schema = schema(
@@ -452,8 +511,10 @@ static RESULT: Schema = schema(
         (K::FinalTextPath, Kind::String),
     ],
 );
-static EXIT: Schema =
-    schema(&[K::Status], &[(K::Status, Kind::ExitStatus), (K::Error, Kind::String)]);
+static EXIT: Schema = schema(
+    &[K::Status],
+    &[(K::Status, Kind::ExitStatus), (K::Error, Kind::String)],
+);
 static TEXT_REQUIRED: Schema = schema(&[K::Text], &[(K::Text, Kind::String)]);
 static FINALIZE: Schema = schema(&[], &[(K::Note, Kind::String)]);
 
@@ -522,7 +583,14 @@ pub const EVENT_TYPES: [&str; 22] = [
     "result",
     "exit",
 ];
-pub const CONTROL_TYPES: [&str; 6] = ["prompt", "steer", "follow-up", "finalize", "cancel", "close"];
+pub const CONTROL_TYPES: [&str; 6] = [
+    "prompt",
+    "steer",
+    "follow-up",
+    "finalize",
+    "cancel",
+    "close",
+];
 
 fn push(errors: &mut FieldErrors, field: &str, message: &str) {
     errors.push((field.to_owned(), message.to_owned()));
@@ -655,7 +723,10 @@ fn version_reason(v: &Shape) -> String {
             Some(integral_float_text(*f))
         }
         Shape::BigInt { text, negative } => {
-            Some(text.clone().unwrap_or_else(|| if *negative { "-?".into() } else { "?".into() }))
+            Some(
+                text.clone()
+                    .unwrap_or_else(|| if *negative { "-?".into() } else { "?".into() }),
+            )
         }
         _ => None,
     };
@@ -676,7 +747,8 @@ fn version_reason(v: &Shape) -> String {
 }
 
 fn is_version(v: &Shape) -> bool {
-    matches!(v, Shape::Num(Number::Int(1))) || matches!(v, Shape::Num(Number::Float(f)) if *f == 1.0)
+    matches!(v, Shape::Num(Number::Int(1)))
+        || matches!(v, Shape::Num(Number::Float(f)) if *f == 1.0)
 }
 
 /// `_envelope_errors`.
@@ -743,12 +815,20 @@ pub fn unknown_type_reason(direction: Direction, type_name: &str) -> String {
 pub fn validate_fields(fields: &Fields, direction: Direction) -> Result<(), Verdict> {
     let v = match fields.get(K::V) {
         None | Some(Shape::Null) => {
-            return Err(Verdict { code: Code::Invalid, reason: R_V_REQUIRED.into(), errors: None })
+            return Err(Verdict {
+                code: Code::Invalid,
+                reason: R_V_REQUIRED.into(),
+                errors: None,
+            })
         }
         Some(v) => v,
     };
     if !is_version(v) {
-        return Err(Verdict { code: Code::VersionMismatch, reason: version_reason(v), errors: None });
+        return Err(Verdict {
+            code: Code::VersionMismatch,
+            reason: version_reason(v),
+            errors: None,
+        });
     }
     let fast_ok = matches!(fields.get(K::Seq), Some(Shape::Num(Number::Int(i))) if (1..=MAX_SAFE_INTEGER as i64).contains(i))
         && matches!(fields.get(K::Type), Some(Shape::Str(_)))
@@ -756,20 +836,32 @@ pub fn validate_fields(fields: &Fields, direction: Direction) -> Result<(), Verd
     if !fast_ok {
         let errors = envelope_errors(fields);
         if !errors.is_empty() {
-            return Err(Verdict { code: Code::Invalid, reason: join(&errors), errors: Some(errors) });
+            return Err(Verdict {
+                code: Code::Invalid,
+                reason: join(&errors),
+                errors: Some(errors),
+            });
         }
     }
     let type_name = fields.type_text();
     let schema = type_name.and_then(|t| schema_for(direction, t));
     let Some(schema) = schema else {
         let reason = unknown_type_reason(direction, type_name.unwrap_or(""));
-        return Err(Verdict { code: Code::UnknownType, reason, errors: None });
+        return Err(Verdict {
+            code: Code::UnknownType,
+            reason,
+            errors: None,
+        });
     };
     let errors = payload_errors(schema, fields);
     if errors.is_empty() {
         Ok(())
     } else {
-        Err(Verdict { code: Code::InvalidPayload, reason: join(&errors), errors: Some(errors) })
+        Err(Verdict {
+            code: Code::InvalidPayload,
+            reason: join(&errors),
+            errors: Some(errors),
+        })
     }
 }
 
@@ -802,7 +894,10 @@ mod tests {
         assert_eq!(integral_float_text(2.0), "2");
         assert_eq!(integral_float_text(-3.0), "-3");
         assert_eq!(integral_float_text(1e20), "100000000000000000000");
-        assert_eq!(integral_float_text(18446744073709551616.0), "18446744073709551616");
+        assert_eq!(
+            integral_float_text(18446744073709551616.0),
+            "18446744073709551616"
+        );
         assert_eq!(integral_float_text(1e300), "1000000000000000052504760255204420248704468581108159154915854115511802457988908195786371375080447864043704443832883878176942523235360430575644792184786706982848387200926575803737830233794788090059368953234970799945081119038967640880074652742780142494579258788820056842838115669472196386865459400540160");
         assert_eq!(integral_float_text(-1.7976931348623157e308), "-179769313486231570814527423731704356798070567525844996598917476803157260780028538760589558632766878171540458953514382464234321326889464182768467546703537516986049910576551282076245490090389328944075868508455133942304583236903222948165808559332123348274797826204144723168738177180919299881250404026184124858368");
     }

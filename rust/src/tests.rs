@@ -81,11 +81,17 @@ fn dialect_numbers_match_orjson() {
     assert_eq!(num("1e-400"), Some(Number::Float(0.0)));
     assert!(matches!(num("-1e-400"), Some(Number::Float(f)) if f == 0.0 && f.is_sign_negative()));
     assert_eq!(num("-9223372036854775808"), Some(Number::Int(i64::MIN)));
-    assert_eq!(num("-9223372036854775809"), Some(Number::Float(-9.223372036854776e18)));
+    assert_eq!(
+        num("-9223372036854775809"),
+        Some(Number::Float(-9.223372036854776e18))
+    );
     assert_eq!(num("9223372036854775807"), Some(Number::Int(i64::MAX)));
     assert_eq!(num("9223372036854775808"), Some(Number::UInt(1 << 63)));
     assert_eq!(num("18446744073709551615"), Some(Number::UInt(u64::MAX)));
-    assert_eq!(num("18446744073709551616"), Some(Number::Float(1.8446744073709552e19)));
+    assert_eq!(
+        num("18446744073709551616"),
+        Some(Number::Float(1.8446744073709552e19))
+    );
     assert_eq!(num("-0"), Some(Number::Int(0)));
     assert!(matches!(num("-0.0"), Some(Number::Float(f)) if f == 0.0 && f.is_sign_negative()));
     assert_eq!(num("1E2"), Some(Number::Float(100.0)));
@@ -95,15 +101,27 @@ fn dialect_numbers_match_orjson() {
     assert_eq!(num("4.9e-324"), Some(Number::Float(5e-324)));
     assert_eq!(num("2.4e-324"), Some(Number::Float(0.0)));
     assert_eq!(num("0.1"), Some(Number::Float(0.1)));
-    assert_eq!(num("123456789012345678901234567890"), Some(Number::Float(1.2345678901234568e29)));
+    assert_eq!(
+        num("123456789012345678901234567890"),
+        Some(Number::Float(1.2345678901234568e29))
+    );
 }
 
 #[test]
 fn dialect_strings_and_structure() {
     assert_eq!(loads(b"\"\\u0000\""), Some(Value::String("\0".into())));
-    assert_eq!(loads(b"\"\\ud83d\\ude00\""), Some(Value::String("\u{1F600}".into())));
-    assert_eq!(loads(b"\"\\/\\b\\f\\n\\r\\t\\\"\\\\\""), Some(Value::String("/\x08\x0c\n\r\t\"\\".into())));
-    assert_eq!(loads(b"\"\x7f\xc3\xa9\""), Some(Value::String("\x7fé".into())));
+    assert_eq!(
+        loads(b"\"\\ud83d\\ude00\""),
+        Some(Value::String("\u{1F600}".into()))
+    );
+    assert_eq!(
+        loads(b"\"\\/\\b\\f\\n\\r\\t\\\"\\\\\""),
+        Some(Value::String("/\x08\x0c\n\r\t\"\\".into()))
+    );
+    assert_eq!(
+        loads(b"\"\x7f\xc3\xa9\""),
+        Some(Value::String("\x7fé".into()))
+    );
     assert_eq!(loads(b" {} \r\n\t"), Some(Value::Object(vec![])));
     assert_eq!(
         loads(b"{\"a\":1,\"b\":2,\"a\":3}"),
@@ -134,7 +152,7 @@ fn dialect_strings_and_structure() {
 
 fn decode(line: &[u8], dir: Direction) -> Result<Value, Rejection> {
     let mut fields = Fields::new();
-    match decode_with(line, dir, &mut RustSink, &mut fields) {
+    match decode_with(line, Some(dir), &mut RustSink, &mut fields) {
         Ok(v) => Ok(v),
         Err(DecodeError::Rejected(r)) => Err(r),
         Err(DecodeError::Sink(never)) => match never {},
@@ -153,39 +171,76 @@ fn decode_check_order_and_reasons() {
     use Direction::*;
     let big = vec![b' '; 65536];
     assert_eq!(decode(&big, Event).unwrap_err().code, Code::TooLarge);
-    assert_eq!(reason("{\"a\":\"\u{0}\"}", Event).1, "line is not valid JSON");
-    assert_eq!(decode(b"{\"a\":\"\xff\"}", Event).unwrap_err().reason, "line is not valid UTF-8");
+    assert_eq!(
+        reason("{\"a\":\"\u{0}\"}", Event).1,
+        "line is not valid JSON"
+    );
+    assert_eq!(
+        decode(b"{\"a\":\"\xff\"}", Event).unwrap_err().reason,
+        "line is not valid UTF-8"
+    );
     assert_eq!(reason("[]", Event).1, "line is not a JSON object");
     assert_eq!(reason("   ", Event).1, "line is not valid JSON");
-    assert_eq!(reason("{\"seq\":1}", Event), (Code::Invalid, "v is required".into()));
-    assert_eq!(reason("{\"v\":null}", Event), (Code::Invalid, "v is required".into()));
+    assert_eq!(
+        reason("{\"seq\":1}", Event),
+        (Code::Invalid, "v is required".into())
+    );
+    assert_eq!(
+        reason("{\"v\":null}", Event),
+        (Code::Invalid, "v is required".into())
+    );
     assert_eq!(
         reason("{\"v\":2.0}", Event),
-        (Code::VersionMismatch, "wire version 2 is not supported; expected 1".into())
+        (
+            Code::VersionMismatch,
+            "wire version 2 is not supported; expected 1".into()
+        )
     );
     assert_eq!(
         reason("{\"v\":\"1\"}", Event).1,
         "wire version must be the number 1, not a string"
     );
-    assert_eq!(reason("{\"v\":true}", Event).1, "wire version must be the number 1, not a boolean");
-    assert_eq!(reason("{\"v\":1.5}", Event).1, "wire version must be the number 1, not a non-integral number");
+    assert_eq!(
+        reason("{\"v\":true}", Event).1,
+        "wire version must be the number 1, not a boolean"
+    );
+    assert_eq!(
+        reason("{\"v\":1.5}", Event).1,
+        "wire version must be the number 1, not a non-integral number"
+    );
     assert_eq!(
         reason("{\"v\":1}", Event),
-        (Code::Invalid, "seq is required; type is required; run is required".into())
+        (
+            Code::Invalid,
+            "seq is required; type is required; run is required".into()
+        )
     );
     assert_eq!(
         reason("{\"v\":1,\"seq\":0.5,\"type\":1,\"run\":\"r\"}", Event).1,
         "seq must be an integer; seq must be at least 1; type must be a string"
     );
     assert_eq!(
-        reason("{\"v\":1,\"seq\":1,\"type\":\"steer\",\"run\":\"r\"}", Event),
-        (Code::UnknownType, "steer is a control type, not an event type".into())
+        reason(
+            "{\"v\":1,\"seq\":1,\"type\":\"steer\",\"run\":\"r\"}",
+            Event
+        ),
+        (
+            Code::UnknownType,
+            "steer is a control type, not an event type".into()
+        )
     );
     assert_eq!(
-        reason("{\"v\":1,\"seq\":1,\"type\":\"ready\",\"run\":\"r\"}", Control).1,
+        reason(
+            "{\"v\":1,\"seq\":1,\"type\":\"ready\",\"run\":\"r\"}",
+            Control
+        )
+        .1,
         "ready is an event type, not a control type"
     );
-    assert_eq!(reason("{\"v\":1,\"seq\":1,\"type\":\"x\",\"run\":\"r\"}", Control).1, "unknown control type: x");
+    assert_eq!(
+        reason("{\"v\":1,\"seq\":1,\"type\":\"x\",\"run\":\"r\"}", Control).1,
+        "unknown control type: x"
+    );
     let rej = decode(
         b"{\"v\":1,\"seq\":3,\"type\":\"control-ack\",\"run\":\"r\",\"status\":\"ok\",\"reason\":5}",
         Event,
@@ -203,10 +258,22 @@ fn decode_check_order_and_reasons() {
         reason("{\"v\":1,\"seq\":1,\"type\":\"info\",\"run\":\"r\",\"refs\":[1,0,1.5,\"x\",9007199254740992]}", Event).1,
         "refs[1] must be at least 1; refs[2] must be an integer; refs[3] must be an integer; refs[4] must be at most 9007199254740991"
     );
-    assert!(decode(b"{\"v\":1.0,\"seq\":1.0,\"type\":\"info\",\"run\":\"r\",\"refs\":{}}", Event).is_ok());
-    assert!(decode(b"{\"v\":1,\"seq\":1,\"type\":\"llm-end\",\"run\":\"r\",\"usage\":[]}", Event).is_ok());
+    assert!(decode(
+        b"{\"v\":1.0,\"seq\":1.0,\"type\":\"info\",\"run\":\"r\",\"refs\":{}}",
+        Event
+    )
+    .is_ok());
+    assert!(decode(
+        b"{\"v\":1,\"seq\":1,\"type\":\"llm-end\",\"run\":\"r\",\"usage\":[]}",
+        Event
+    )
+    .is_ok());
     assert_eq!(
-        reason("{\"v\":1,\"seq\":1,\"type\":\"llm-end\",\"run\":\"r\",\"usage\":[1]}", Event).1,
+        reason(
+            "{\"v\":1,\"seq\":1,\"type\":\"llm-end\",\"run\":\"r\",\"usage\":[1]}",
+            Event
+        )
+        .1,
         "usage must be an object"
     );
 }
@@ -216,23 +283,54 @@ fn receiver_seq_rules() {
     let mut rx = SeqState::default();
     let mut fields = Fields::new();
     let mut recv = |line: &str, rx: &mut SeqState| -> Result<(), Rejection> {
-        match decode_with(line.as_bytes(), Direction::Event, &mut RustSink, &mut fields) {
+        match decode_with(
+            line.as_bytes(),
+            Some(Direction::Event),
+            &mut RustSink,
+            &mut fields,
+        ) {
             Ok(_) => rx.accept(&fields),
             Err(DecodeError::Rejected(r)) => Err(rx.reject(r)),
             Err(DecodeError::Sink(never)) => match never {},
         }
     };
-    assert!(recv("{\"v\":1,\"seq\":1,\"type\":\"ready\",\"run\":\"r\"}", &mut rx).is_ok());
-    let r = recv("{\"v\":1,\"seq\":1,\"type\":\"ready\",\"run\":\"r\"}", &mut rx).unwrap_err();
-    assert_eq!((r.code, r.reason.as_str(), r.seq), (Code::OutOfOrder, "seq 1 does not follow 1", None));
+    assert!(recv(
+        "{\"v\":1,\"seq\":1,\"type\":\"ready\",\"run\":\"r\"}",
+        &mut rx
+    )
+    .is_ok());
+    let r = recv(
+        "{\"v\":1,\"seq\":1,\"type\":\"ready\",\"run\":\"r\"}",
+        &mut rx,
+    )
+    .unwrap_err();
+    assert_eq!(
+        (r.code, r.reason.as_str(), r.seq),
+        (Code::OutOfOrder, "seq 1 does not follow 1", None)
+    );
     // A rejected line with a usable seq consumes it.
-    let r = recv("{\"v\":1,\"seq\":5.0,\"type\":\"nope\",\"run\":\"r\"}", &mut rx).unwrap_err();
+    let r = recv(
+        "{\"v\":1,\"seq\":5.0,\"type\":\"nope\",\"run\":\"r\"}",
+        &mut rx,
+    )
+    .unwrap_err();
     assert_eq!((r.code, r.seq), (Code::UnknownType, Some(5)));
     assert_eq!(rx.seq, 5);
     // Fatal: untouched, consumes nothing.
-    let r = recv("{\"v\":2,\"seq\":9,\"type\":\"ready\",\"run\":\"r\"}", &mut rx).unwrap_err();
+    let r = recv(
+        "{\"v\":2,\"seq\":9,\"type\":\"ready\",\"run\":\"r\"}",
+        &mut rx,
+    )
+    .unwrap_err();
     assert_eq!((r.code, r.seq), (Code::VersionMismatch, Some(9)));
     assert_eq!(rx.seq, 5);
-    let r = recv("{\"v\":1,\"seq\":4,\"type\":\"nope\",\"run\":\"r\"}", &mut rx).unwrap_err();
-    assert_eq!((r.code, r.reason.as_str(), r.type_.as_deref()), (Code::OutOfOrder, "seq 4 does not follow 5", Some("nope")));
+    let r = recv(
+        "{\"v\":1,\"seq\":4,\"type\":\"nope\",\"run\":\"r\"}",
+        &mut rx,
+    )
+    .unwrap_err();
+    assert_eq!(
+        (r.code, r.reason.as_str(), r.type_.as_deref()),
+        (Code::OutOfOrder, "seq 4 does not follow 5", Some("nope"))
+    );
 }

@@ -182,8 +182,14 @@ mod tests {
         let out = scrub_code_points(&scanned, true, 200, 50).unwrap();
         assert!(out.len() <= 50, "{out}");
         assert!(out.ends_with("[fenwire: kept 17 of 200 bytes]"), "{out}");
-        assert_eq!(scrub_code_points(&cps("\u{0}\u{0}\u{0}"), false, 3, 3).unwrap(), "\\x0");
-        assert_eq!(scrub_code_points(&[0xD800], false, 3, 100).unwrap(), "\\uD800\n\n[fenwire: 1 unsafe character escaped]");
+        assert_eq!(
+            scrub_code_points(&cps("\u{0}\u{0}\u{0}"), false, 3, 3).unwrap(),
+            "\\x0"
+        );
+        assert_eq!(
+            scrub_code_points(&[0xD800], false, 3, 100).unwrap(),
+            "\\uD800\n\n[fenwire: 1 unsafe character escaped]"
+        );
     }
 
     #[test]
