@@ -1,0 +1,338 @@
+"""Starting and supervising live children (DESIGN §8).
+
+:func:`spawn` makes a private directory (mode 0700) holding the control and event files (created
+with ``O_EXCL``, mode 0600) and a log of the child's stdout/stderr, writes the first ``prompt``
+**before** the child starts, and starts the child with ``FEN_WIRE_CONTROL_PATH``,
+``FEN_WIRE_EVENT_PATH``, ``FEN_WIRE_RUN_ID`` and (optionally) ``FEN_WIRE_DEADLINE``. Any command
+that speaks the protocol can be the child; the default is this package's own
+``python -m fenwire_fast child``.
+
+:class:`LiveChild` wraps the process and its :class:`~fenwire_fast.channel.Channel`. Its
+:meth:`LiveChild.poll` drains events and runs the **kill-after-grace backstop**: ``grace`` seconds
+after the ``exit`` line, after sending ``cancel``, or after the deadline, a child that is still
+running gets SIGTERM, and SIGKILL ``term_grace`` seconds later. A channel error (version mismatch,
+foreign run, truncated event file) sends ``cancel`` once. A child whose process ends without an
+``exit`` line is reported as :attr:`LiveChild.status` ``failed`` (``cancelled`` if the parent had
+sent ``cancel``, ``timed-out`` past the deadline); a partial last line is never delivered.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, is_dataclass
+from typing import Any, Mapping, Sequence
+
+from .channel import Channel, PollError
+
+__all__ = ["spawn", "LiveChild", "child_command", "DEFAULT_GRACE", "DEFAULT_TERM_GRACE"]
+
+DEFAULT_GRACE = 3.0
+DEFAULT_TERM_GRACE = 1.0
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def child_command(*args: str) -> list[str]:
+    """``[sys.executable, "-m", "fenwire_fast", "child", *args]``."""
+    return [sys.executable, "-m", "fenwire_fast", "child", *args]
+
+
+def _private_file(path: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+    os.close(fd)
+
+
+class LiveChild:
+    """One spawned child: its process, its files and its :class:`Channel`."""
+
+    def __init__(
+        self,
+        *,
+        run: str,
+        directory: str,
+        channel: Channel,
+        process: subprocess.Popen[bytes],
+        log_path: str,
+        deadline: float | None,
+        grace: float,
+        term_grace: float,
+        owns_directory: bool,
+    ) -> None:
+        self.run = run
+        self.directory = directory
+        self.channel = channel
+        self.process = process
+        self.log_path = log_path
+        self.deadline = deadline
+        self.grace = grace
+        self.term_grace = term_grace
+        self.owns_directory = owns_directory
+        self.messages = 0
+        self.failure: str | None = None
+        self.cancel_sent = False
+        self.killed = False
+        self._kill_at: float | None = None
+        self._kill_reason = ""
+        self._terminated_at: float | None = None
+        self._finished = False
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def control_path(self) -> str:
+        return self.channel.control_path
+
+    @property
+    def event_path(self) -> str:
+        return self.channel.event_path
+
+    # -- controls -------------------------------------------------------------------------------
+
+    def send(self, type_: str, payload: dict[str, Any] | None = None) -> int:
+        """Send a control (see :meth:`Channel.send`); ``cancel`` arms the kill backstop."""
+        seq = self.channel.send(type_, payload)
+        if type_ == "cancel":
+            self.cancel_sent = True
+            self._arm(self.grace, "cancel")
+        return seq
+
+    def prompt(self, text: str) -> int:
+        return self.send("prompt", {"text": text})
+
+    def steer(self, text: str) -> int:
+        return self.send("steer", {"text": text})
+
+    def follow_up(self, text: str) -> int:
+        return self.send("follow-up", {"text": text})
+
+    def finalize(self, note: str | None = None) -> int:
+        return self.send("finalize", {"note": note} if note is not None else {})
+
+    def cancel(self) -> int:
+        return self.send("cancel")
+
+    def close(self) -> int:
+        return self.send("close")
+
+    # -- polling and supervision ----------------------------------------------------------------
+
+    def poll(self) -> tuple[list[dict[str, Any]], list[PollError]]:
+        """Drain one chunk of events, then supervise the process (backstop, exit detection)."""
+        messages, errors = self.channel.poll()
+        self.messages += len(messages)
+        self._supervise(messages, errors)
+        return messages, errors
+
+    def _arm(self, delay: float, reason: str) -> None:
+        at = time.monotonic() + delay
+        if self._kill_at is None or at < self._kill_at:
+            self._kill_at = at
+            self._kill_reason = reason
+
+    def _supervise(self, messages: list[dict[str, Any]], errors: list[PollError]) -> None:
+        if self._finished:
+            return
+        channel = self.channel
+        if channel.exit is not None:
+            self._arm(self.grace, "exit")
+        if channel.error is not None and not self.cancel_sent and channel.exit is None:
+            try:
+                self.send("cancel")
+            except OSError:
+                self.cancel_sent = True
+                self._arm(self.grace, "cancel")
+        if self.deadline is not None and channel.exit is None and self._kill_at is None:
+            remaining = self.deadline - time.time()
+            if remaining <= 0:
+                self._arm(self.grace, "deadline")
+        returncode = self.process.poll()
+        if returncode is None:
+            now = time.monotonic()
+            if self._kill_at is not None and now >= self._kill_at:
+                if self._terminated_at is None:
+                    self._terminated_at = now
+                    self.killed = True
+                    try:
+                        self.process.terminate()
+                    except OSError:
+                        pass
+                elif now >= self._terminated_at + self.term_grace:
+                    try:
+                        self.process.kill()
+                    except OSError:
+                        pass
+            return
+        # The process is gone: whatever it wrote is in the file now. Drain it all.
+        if channel.exit is None:
+            for _ in range(100_000):
+                more, more_errors = channel.poll()
+                self.messages += len(more)
+                messages.extend(more)
+                errors.extend(more_errors)
+                if channel.exit is not None or not (more or more_errors) and not channel.pending():
+                    break
+        if channel.exit is None and self.failure is None:
+            how = (f"was killed by signal {-returncode}" if returncode < 0
+                   else f"exited with code {returncode}")
+            self.failure = f"child {how} without an exit line"
+            if self.killed:
+                self.failure += f" (killed {self.grace:g} s after {self._kill_reason})"
+        self._finished = True
+
+    @property
+    def finished(self) -> bool:
+        """The process has ended and every line it wrote has been read."""
+        return self._finished
+
+    @property
+    def returncode(self) -> int | None:
+        return self.process.returncode
+
+    @property
+    def status(self) -> str:
+        """The run's status: the mirrored one, or the outcome when the child died without ``exit``."""
+        if self.channel.exit is not None or self.failure is None:
+            return self.channel.status
+        if self.cancel_sent:
+            return "cancelled"
+        if self.deadline is not None and time.time() >= self.deadline:
+            return "timed-out"
+        return "failed"
+
+    @property
+    def error(self) -> str | None:
+        """Why the run did not end well, when it did not: the exit's error, a channel error or a failure."""
+        if self.channel.exit is not None and self.channel.exit.get("error"):
+            return str(self.channel.exit["error"])
+        return self.channel.error or self.failure
+
+    def wait(self, timeout: float | None = None, *, interval: float = 0.01) -> str:
+        """Poll until the child has finished; return :attr:`status`. Raises ``TimeoutError``."""
+        end = None if timeout is None else time.monotonic() + timeout
+        while not self._finished:
+            messages, errors = self.poll()
+            if self._finished:
+                break
+            if end is not None and time.monotonic() >= end:
+                raise TimeoutError(f"child {self.run} still running after {timeout} s")
+            if not messages and not errors:
+                time.sleep(interval)
+        return self.status
+
+    def log_text(self, limit: int = 65536) -> str:
+        """The tail of what the child wrote on stdout/stderr."""
+        try:
+            with open(self.log_path, "rb") as handle:
+                handle.seek(0, os.SEEK_END)
+                size = handle.tell()
+                handle.seek(max(0, size - limit))
+                return handle.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def kill(self) -> None:
+        """SIGKILL the process now (if it is still running)."""
+        if self.process.poll() is None:
+            try:
+                self.process.send_signal(signal.SIGKILL)
+            except OSError:
+                pass
+            self.killed = True
+
+    def cleanup(self) -> None:
+        """Kill the process if needed, reap it, close the files and remove the private directory."""
+        self.kill()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        self.channel.close()
+        if self.owns_directory:
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+    def __enter__(self) -> LiveChild:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cleanup()
+
+    def __repr__(self) -> str:
+        return f"<LiveChild {self.run} pid={self.pid} status={self.status}>"
+
+
+def spawn(
+    prompt: str | None = None,
+    *,
+    command: Sequence[str] | None = None,
+    run: str = "run",
+    deadline: float | None = None,
+    timeout: float | None = None,
+    env: Mapping[str, str] | None = None,
+    mock: Any = None,
+    directory: str | None = None,
+    grace: float = DEFAULT_GRACE,
+    term_grace: float = DEFAULT_TERM_GRACE,
+    cwd: str | None = None,
+    max_bytes: int | None = None,
+) -> LiveChild:
+    """Start a live child and return it (see the module docstring).
+
+    ``prompt`` is written as the first control before the process starts (``None``: no prompt).
+    ``deadline`` (Unix seconds) or ``timeout`` (seconds from now) sets ``FEN_WIRE_DEADLINE``.
+    ``mock`` configures the built-in mock agent (a ``MockConfig`` or a dict of knobs; it becomes
+    ``FENWIRE_MOCK``). ``directory``: where to create the private directory (default: the system
+    temp dir). ``env`` adds variables to the inherited environment."""
+    if timeout is not None:
+        deadline = time.time() + timeout
+    base = tempfile.mkdtemp(prefix="fenwire-", dir=directory)
+    os.chmod(base, 0o700)
+    try:
+        control_path = os.path.join(base, "control.jsonl")
+        event_path = os.path.join(base, "events.jsonl")
+        log_path = os.path.join(base, "child.log")
+        for path in (control_path, event_path, log_path):
+            _private_file(path)
+        channel_kwargs: dict[str, Any] = {"protected_paths": [log_path]}
+        if max_bytes is not None:
+            channel_kwargs["max_bytes"] = max_bytes
+        channel = Channel(run, control_path, event_path, **channel_kwargs)
+        if prompt is not None:
+            channel.send("prompt", {"text": prompt})
+        child_env = dict(os.environ)
+        if env:
+            child_env.update(env)
+        if command is None:
+            command = child_command()
+            path = child_env.get("PYTHONPATH")
+            child_env["PYTHONPATH"] = _PACKAGE_ROOT + (os.pathsep + path if path else "")
+        child_env["FEN_WIRE_CONTROL_PATH"] = control_path
+        child_env["FEN_WIRE_EVENT_PATH"] = event_path
+        child_env["FEN_WIRE_RUN_ID"] = run
+        if deadline is not None:
+            child_env["FEN_WIRE_DEADLINE"] = repr(float(deadline))
+        else:
+            child_env.pop("FEN_WIRE_DEADLINE", None)
+        if mock is not None:
+            knobs = asdict(mock) if is_dataclass(mock) and not isinstance(mock, type) else dict(mock)
+            child_env["FENWIRE_MOCK"] = json.dumps(knobs, separators=(",", ":"))
+        log = os.open(log_path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0))
+        try:
+            process = subprocess.Popen(
+                list(command), env=child_env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=log,
+                stderr=log, close_fds=True,
+            )
+        finally:
+            os.close(log)
+    except BaseException:
+        shutil.rmtree(base, ignore_errors=True)
+        raise
+    return LiveChild(run=run, directory=base, channel=channel, process=process, log_path=log_path,
+                     deadline=deadline, grace=grace, term_grace=term_grace, owns_directory=True)
