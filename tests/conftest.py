@@ -95,32 +95,45 @@ def native() -> ModuleType:
 # Strict comparison helpers (dict key order, float bit identity, exact types).
 
 
-def strict(value: Any) -> Any:
+REJECTION_FIELDS = ("code", "reason", "fatal", "seq", "type", "run", "errors")
+
+
+def strict(value: Any) -> tuple[Any, ...]:
     """A comparable form that distinguishes what ``==`` hides: ``1`` vs ``1.0`` vs ``True``,
-    ``-0.0`` vs ``0.0``, dict key order, list vs tuple."""
-    if isinstance(value, dict):
-        return ("dict", type(value).__name__, [(strict(k), strict(v)) for k, v in value.items()])
-    if isinstance(value, list):
-        return ("list", [strict(v) for v in value])
-    if isinstance(value, tuple):
-        return ("tuple", [strict(v) for v in value])
-    if isinstance(value, float):
-        return ("float", value.hex() if value == value else "nan")
-    if isinstance(value, bool):
-        return ("bool", value)
-    if isinstance(value, int):
-        return ("int", value)
-    if isinstance(value, str):
-        return ("str", value)
-    if isinstance(value, bytes):
-        return ("bytes", value)
-    if value is None:
-        return ("none",)
-    rej_fields = ("code", "reason", "fatal", "seq", "type", "run", "errors")
-    if all(hasattr(value, f) for f in rej_fields):
-        return ("rejection", type(value).__name__, [(f, strict(getattr(value, f))) for f in rej_fields])
-    return ("other", type(value).__name__, repr(value))
+    ``-0.0`` vs ``0.0``, dict key order, list vs tuple, exact types. Iterative, so values nested
+    1024 deep are fine."""
+    out: list[Any] = []
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            out.append(("dict", type(v).__name__, len(v)))
+            for k, x in reversed(list(v.items())):
+                stack.append(x)
+                stack.append(k)
+        elif isinstance(v, (list, tuple)):
+            out.append((type(v).__name__, len(v)))
+            stack.extend(reversed(v))
+        elif isinstance(v, float):
+            out.append(("float", v.hex() if v == v else "nan"))
+        elif isinstance(v, (bool, int, str, bytes)) or v is None:
+            out.append((type(v).__name__, v))
+        elif all(hasattr(v, f) for f in REJECTION_FIELDS):
+            out.append(("rejection", type(v).__name__))
+            stack.extend(reversed([getattr(v, f) for f in REJECTION_FIELDS]))
+        else:
+            out.append(("other", type(v).__name__, repr(v)))
+    return tuple(out)
 
 
 def assert_strict_equal(got: Any, expected: Any) -> None:
-    assert strict(got) == strict(expected), f"\n got: {got!r}\nwant: {expected!r}"
+    if strict(got) != strict(expected):
+        raise AssertionError(f"\n got: {short_repr(got)}\nwant: {short_repr(expected)}")
+
+
+def short_repr(value: Any) -> str:
+    try:
+        text = repr(value)
+    except RecursionError:
+        text = f"<{type(value).__name__} nested too deep to repr>"
+    return text if len(text) < 2000 else text[:1000] + " ... " + text[-500:]
