@@ -1,0 +1,356 @@
+"""``fenwire demo``: one parent driving many live mock children, end to end.
+
+It spawns ``--children`` children (default 8) running the scripted mock agent, each with its own
+prompt, and drives them through a :class:`~fenwire_fast.hub.Hub`: the first child is finalized
+mid-turn, the second cancelled mid-turn, and the rest take turns at being steered, followed up or
+left alone; every child that is still alive is closed once it is idle. Progress is shown live (a
+per-child table on a terminal, a plain line per second otherwise), and the summary reports events
+and bytes per second, rejections, every child's exit, and whether every event arrived exactly once
+and in order: ``seq`` continuity per child, the mock's deterministic script received exactly
+(:func:`fenwire_fast.mock_agent.check_transcript`), every control acknowledged exactly once, and each
+answer equal to the script's. The exit code is 0 only when every check passes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from typing import IO, Any, Sequence
+
+from .mock_agent import MockConfig, check_transcript, final_text
+
+__all__ = ["main", "run_demo", "DemoReport"]
+
+ROLES = ("finalize", "cancel", "steer", "follow-up", "plain")
+_LETTER = {"starting": "s", "ready": "r", "running": "R", "closing": "c", "finalizing": "F",
+           "done": "D", "cancelled": "C", "failed": "X", "timed-out": "T"}
+
+
+def default_config(steps: int = 3, deltas: int = 100, delta_bytes: int = 24, delay: float = 0.002,
+                   final_bytes: int = 200) -> MockConfig:
+    """The demo's mock script: ``steps`` steps of ``deltas`` deltas, two thinking deltas and one
+    tool call per step. Steered, followed-up, finalized and cancelled children wait ``delay``
+    before each delta so their controls land mid-turn; the others run at full speed."""
+    return MockConfig(steps=steps, deltas=deltas, delta_bytes=delta_bytes, delay=delay, thinking=2,
+                      tools=1, tool_result_bytes=256, final_bytes=final_bytes)
+
+
+def _role(index: int) -> str:
+    if index == 0:
+        return "finalize"
+    if index == 1:
+        return "cancel"
+    return ("steer", "follow-up", "plain")[(index - 2) % 3]
+
+
+@dataclass
+class _Track:
+    child: Any
+    role: str
+    config: MockConfig
+    events: list[dict[str, Any]] = field(default_factory=list)
+    bytes: int = 0
+    deltas_in_first_turn: int = 0
+    turns_done: int = 0
+    trigger_seq: int | None = None
+    closed: bool = False
+    acks: Counter[int] = field(default_factory=Counter)
+
+    @property
+    def expected_status(self) -> str:
+        return "cancelled" if self.role == "cancel" else "done"
+
+
+@dataclass
+class DemoReport:
+    """What a demo run found; ``ok`` is true when every check passed."""
+
+    children: int
+    seconds: float
+    events: int
+    bytes: int
+    rejections: int
+    statuses: dict[str, str]
+    checks: list[tuple[str, bool, list[str]]]
+
+    @property
+    def ok(self) -> bool:
+        return all(passed for _, passed, _ in self.checks)
+
+
+def _drive(track: _Track, event: dict[str, Any]) -> None:
+    """React to one event of one child, according to its role."""
+    child = track.child
+    etype = event["type"]
+    if etype == "turn-complete":
+        track.turns_done += 1
+    if track.trigger_seq is not None or etype != "assistant-text-delta" or track.turns_done:
+        return
+    track.deltas_in_first_turn += 1
+    if track.deltas_in_first_turn != 2:
+        return
+    role = track.role
+    if role == "finalize":
+        track.trigger_seq = child.finalize("Demo: wrap up now.")
+    elif role == "cancel":
+        track.trigger_seq = child.cancel()
+    elif role == "steer":
+        track.trigger_seq = child.steer("Demo: mind the edge cases.")
+    elif role == "follow-up":
+        track.trigger_seq = child.follow_up("Demo: now summarize.")
+    else:
+        track.trigger_seq = 0
+
+
+def _close_idle(tracks: list[_Track]) -> None:
+    for track in tracks:
+        child = track.child
+        if track.closed or child.finished or child.channel.exit is not None:
+            continue
+        if track.role in ("finalize", "cancel"):
+            continue
+        if track.trigger_seq is not None and child.channel.idle:
+            track.closed = True
+            child.close()
+
+
+class _Progress:
+    def __init__(self, out: IO[str], tracks: list[_Track], live: bool, interval: float) -> None:
+        self.out = out
+        self.tracks = tracks
+        self.live = live
+        self.interval = interval
+        self.started = time.monotonic()
+        self.last = 0.0
+        self.lines = 0
+
+    def totals(self) -> tuple[int, int]:
+        return sum(len(t.events) for t in self.tracks), sum(t.bytes for t in self.tracks)
+
+    def update(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self.last < self.interval:
+            return
+        self.last = now
+        elapsed = max(now - self.started, 1e-9)
+        events, nbytes = self.totals()
+        counts = Counter(t.child.status for t in self.tracks)
+        states = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+        head = (f"[{elapsed:5.1f}s] {len(self.tracks)} children: {states} | {events:,} events "
+                f"{nbytes / 1e6:.2f} MB | {events / elapsed:,.0f} events/s")
+        if not self.live:
+            self.out.write(head + "\n")
+            self.out.flush()
+            return
+        rows = [head]
+        if len(self.tracks) <= 16:
+            for t in self.tracks:
+                rows.append(f"  {t.child.run:<10} {t.role:<9} {t.child.status:<10} "
+                            f"turns {t.turns_done:<2} events {len(t.events):>6}")
+        else:
+            letters = "".join(_LETTER.get(t.child.status, "?") for t in self.tracks)
+            for i in range(0, len(letters), 64):
+                rows.append("  " + letters[i:i + 64])
+            rows.append("  (s starting, r ready, R running, c closing, F finalizing, D done, "
+                        "C cancelled, X failed, T timed-out)")
+        text = ""
+        if self.lines:
+            text += f"\x1b[{self.lines}F"
+        text += "".join(f"\x1b[2K{row}\n" for row in rows)
+        self.out.write(text)
+        self.out.flush()
+        self.lines = len(rows)
+
+
+def _check(tracks: list[_Track]) -> list[tuple[str, bool, list[str]]]:
+    checks: list[tuple[str, bool, list[str]]] = []
+
+    rejections: list[str] = []
+    for t in tracks:
+        for sent in t.child.channel.rejected:
+            rejections.append(f"{t.child.run}: {sent.type} (seq {sent.seq}) rejected: {sent.reason}")
+        for err in t.child.channel.errors:
+            rejections.append(f"{t.child.run}: event rejected: {err.error}")
+    checks.append(("no rejections", not rejections, rejections))
+
+    exits: list[str] = []
+    for t in tracks:
+        child = t.child
+        want_code = 0 if t.expected_status == "done" else 1
+        if child.status != t.expected_status or child.returncode != want_code:
+            exits.append(f"{child.run} ({t.role}): {child.status}, exit code {child.returncode}, "
+                         f"expected {t.expected_status} / {want_code}"
+                         + (f"; {child.error}" if child.error else ""))
+        result = child.channel.result
+        if t.expected_status == "done":
+            turns = [e["turn"] for e in t.events if e["type"] == "turn-complete"]
+            want = final_text(t.config, turns[-1]) if turns else None
+            if result is None:
+                exits.append(f"{child.run}: no result")
+            elif child.channel.final_text != want:
+                exits.append(f"{child.run}: the answer is not the script's")
+        elif result is not None:
+            exits.append(f"{child.run}: a {child.status} run sent a result")
+    checks.append(("every child exited as expected, done runs with the right answer", not exits, exits))
+
+    order: list[str] = []
+    for t in tracks:
+        order.extend(f"{t.child.run}: {p}" for p in check_transcript(t.config, t.events))
+    checks.append(("every event arrived exactly once and in order (seq continuity, mock script)",
+                   not order, order))
+
+    acks: list[str] = []
+    for t in tracks:
+        sent = set(t.child.channel.controls)
+        for ref, count in t.acks.items():
+            if ref not in sent:
+                acks.append(f"{t.child.run}: ack for unknown control {ref}")
+            elif count != 1:
+                acks.append(f"{t.child.run}: control {ref} acknowledged {count} times")
+        for seq in sent - set(t.acks):
+            acks.append(f"{t.child.run}: control {seq} never acknowledged")
+        if t.role in ("steer", "follow-up") and t.trigger_seq:
+            kind = "steering-injected" if t.role == "steer" else "follow-up-injected"
+            refs = [e.get("ref") for e in t.events if e["type"] == kind]
+            if refs != [t.trigger_seq]:
+                acks.append(f"{t.child.run}: {kind} refs {refs}, expected [{t.trigger_seq}]")
+    checks.append(("every control acknowledged exactly once; injections name their control",
+                   not acks, acks))
+    return checks
+
+
+def run_demo(
+    children: int = 8,
+    *,
+    config: MockConfig | None = None,
+    timeout: float = 50.0,
+    out: IO[str] | None = None,
+    live: bool | None = None,
+    interval: float | None = None,
+) -> DemoReport:
+    """Run the demo and print its progress and summary to ``out``; return the report."""
+    from . import IMPLEMENTATION
+    from .hub import Hub
+
+    out = out if out is not None else sys.stdout
+    config = config or default_config()
+    fast = replace(config, delay=0.0)
+    live = out.isatty() if live is None else live
+    interval = interval if interval is not None else (0.1 if live else 1.0)
+    started = time.monotonic()
+    with Hub() as hub:
+        tracks: list[_Track] = []
+        for i in range(children):
+            role = _role(i)
+            child_config = fast if role == "plain" else config
+            child = hub.spawn(f"Demo task {i + 1}: inspect the wire.", mock=child_config)
+            tracks.append(_Track(child=child, role=role, config=child_config))
+        by_child = {id(t.child): t for t in tracks}
+        progress = _Progress(out, tracks, live, interval)
+        timed_out = False
+        delay = hub.min_sleep
+        while not hub.finished:
+            batch = hub.poll()
+            for child, event in batch:
+                track = by_child[id(child)]
+                track.events.append(event)
+                if event["type"] == "control-ack" and "ref" in event:
+                    track.acks[int(event["ref"])] += 1
+                _drive(track, event)
+            for track in tracks:
+                track.bytes = track.child.channel.offset
+            _close_idle(tracks)
+            progress.update()
+            if time.monotonic() - started > timeout:
+                timed_out = True
+                break
+            if batch:
+                delay = hub.min_sleep
+            else:
+                time.sleep(delay)
+                delay = min(delay * 2, hub.max_sleep)
+        seconds = time.monotonic() - started
+        progress.update(force=True)
+        checks = _check(tracks)
+        rejections = len(checks[0][2])
+        if timed_out:
+            checks.insert(0, ("finished within the timeout", False,
+                              [f"{len(hub.active)} children still running after {timeout:g} s"]))
+        events, nbytes = progress.totals()
+        report = DemoReport(
+            children=children, seconds=seconds, events=events, bytes=nbytes,
+            rejections=rejections,
+            statuses={t.child.run: t.child.status for t in tracks}, checks=checks,
+        )
+        _summary(out, report, tracks, IMPLEMENTATION)
+    return report
+
+
+def _summary(out: IO[str], report: DemoReport, tracks: list[_Track], implementation: str) -> None:
+    secs = max(report.seconds, 1e-9)
+    w = out.write
+    w(f"\nfenwire demo: {report.children} children, {implementation} backend, {report.seconds:.2f} s\n")
+    w(f"  events       {report.events:,} ({report.events / secs:,.0f} events/s)\n")
+    w(f"  bytes        {report.bytes:,} ({report.bytes / secs / 1e6:,.2f} MB/s)\n")
+    sent = sum(len(t.child.channel.controls) for t in tracks)
+    w(f"  controls     {sent} sent; rejections {report.rejections}\n")
+    counts = Counter(report.statuses.values())
+    w("  exits        " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + "\n")
+    for t in tracks:
+        child = t.child
+        aborted = any(e["type"] == "turn-complete" and e.get("stop-reason") == "aborted" for e in t.events)
+        note = " (mid-turn)" if t.role in ("finalize", "cancel") and aborted else ""
+        w(f"    {child.run:<10} {t.role:<9}{note:<11} {child.status:<10} exit code {child.returncode}  "
+          f"turns {t.turns_done}  events {len(t.events)}\n")
+    for name, passed, problems in report.checks:
+        w(f"  [{'ok' if passed else 'FAIL'}] {name}\n")
+        for problem in problems[:10]:
+            w(f"         {problem}\n")
+        if len(problems) > 10:
+            w(f"         ... and {len(problems) - 10} more\n")
+    w("PASS\n" if report.ok else "FAIL\n")
+    out.flush()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``fenwire demo``: returns 0 when every check passes, 1 otherwise."""
+    parser = argparse.ArgumentParser(
+        prog="fenwire demo",
+        description="Spawn live mock children, steer, follow up, finalize and cancel some, drain them "
+        "all, and check that every event arrived exactly once and in order.",
+    )
+    parser.add_argument("--children", type=int, default=8, help="how many children (default 8)")
+    parser.add_argument("--steps", type=int, default=3, help="model steps per turn (default 3)")
+    parser.add_argument("--deltas", type=int, default=100, help="text deltas per step (default 100)")
+    parser.add_argument("--delta-bytes", type=int, default=24, help="bytes per delta (default 24)")
+    parser.add_argument("--delay", type=float, default=0.002,
+                        help="seconds before each delta in the children that get controls mid-turn "
+                        "(default 0.002); the others run at full speed")
+    parser.add_argument("--final-bytes", type=int, default=200,
+                        help="bytes of each final answer (default 200)")
+    parser.add_argument("--timeout", type=float, default=50.0, help="give up after this many seconds")
+    parser.add_argument("--plain", action="store_true", help="plain progress lines even on a terminal")
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    if args.children < 1:
+        parser.error("--children must be at least 1")
+    if args.steps < 2:
+        parser.error("--steps must be at least 2 (finalize and cancel happen mid-turn)")
+    if args.deltas < 2:
+        parser.error("--deltas must be at least 2")
+    try:
+        config = default_config(args.steps, args.deltas, args.delta_bytes, args.delay, args.final_bytes)
+    except ValueError as exc:
+        parser.error(str(exc))
+    try:
+        report = run_demo(args.children, config=config, timeout=args.timeout,
+                          live=False if args.plain else None)
+    except KeyboardInterrupt:
+        print("fenwire demo: interrupted", file=sys.stderr)
+        return 130
+    except OSError as exc:
+        print(f"fenwire demo: {exc}", file=sys.stderr)
+        return 1
+    return 0 if report.ok else 1
