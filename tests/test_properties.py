@@ -130,8 +130,9 @@ def numeral_lines(draw: st.DrawFn) -> tuple[bytes, str]:
 @st.composite
 def deep_lines(draw: st.DrawFn) -> tuple[bytes, str]:
     depth = draw(st.integers(1015, 1030))
-    opens = draw(st.lists(st.sampled_from(["[", '{"k":']), min_size=depth, max_size=depth))
-    closes = ["]" if o == "[" else "}" for o in reversed(opens)]
+    pattern = draw(st.lists(st.sampled_from(["[", '{"k":', '[1,', '{"a":null,"k":']), min_size=1, max_size=6))
+    opens = [pattern[i % len(pattern)] for i in range(depth)]
+    closes = ["]" if o.startswith("[") else "}" for o in reversed(opens)]
     leaf = draw(st.sampled_from(["1", "[]", "{}", '"x"', "null"]))
     line = '{"v":1,"seq":1,"type":"tool-call","run":"r","name":"n","arguments":' + "".join(opens) + leaf + "".join(closes) + "}"
     return line.encode(), "event"
