@@ -628,6 +628,7 @@ _MOCK_FLAGS: Sequence[tuple[str, type, str]] = (
     ("hang-seconds", float, "how long a hang lasts"),
     ("exit-step", int, "exit the process abruptly in this step"),
     ("exit-code", int, "the code of that abrupt exit"),
+    ("unwind-delay", float, "seconds an interrupted turn takes to unwind"),
 )
 
 

@@ -23,7 +23,8 @@ Failure modes, counted in steps across the whole run (1-based; 0 = never): ``fai
 in that step, ``hang_step`` hangs that step's first tool (``hang="yield"`` keeps yielding
 ``Wait`` forever, so cancel/finalize/deadline still work; ``hang="block"`` blocks in ``time.sleep``,
 so only the parent's kill backstop helps), ``exit_step`` ends the process at once with
-``exit_code`` (no ``exit`` line).
+``exit_code`` (no ``exit`` line). ``unwind_delay`` makes an interrupted turn take that many
+seconds (cooperatively) to unwind, so the run can be observed in its terminal state.
 
 Knobs come from ``FENWIRE_MOCK`` (a JSON object; ``snake_case`` or ``kebab-case`` keys) and/or the
 child's command-line flags (``--steps 3 --delay 0.01 ...``), flags winning.
@@ -37,7 +38,7 @@ import time
 from dataclasses import dataclass, fields, replace
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from .agent import TurnContext, TurnGenerator, TurnInput, Wait
+from .agent import TurnContext, TurnGenerator, TurnInput, TurnInterrupted, Wait
 
 __all__ = [
     "MockConfig",
@@ -76,6 +77,7 @@ class MockConfig:
     hang_seconds: float = 3600.0
     exit_step: int = 0
     exit_code: int = 3
+    unwind_delay: float = 0.0
     announce: bool = False
 
     def check(self) -> None:
@@ -87,7 +89,7 @@ class MockConfig:
                 raise ConfigError(f"mock knob {name} must be a non-negative integer, not {value!r}")
         if self.steps < 1:
             raise ConfigError("mock knob steps must be at least 1")
-        for name in ("delay", "hang_seconds"):
+        for name in ("delay", "hang_seconds", "unwind_delay"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
                 raise ConfigError(f"mock knob {name} must be a non-negative number, not {value!r}")
@@ -115,7 +117,8 @@ def config_from_mapping(values: Mapping[str, Any], base: MockConfig | None = Non
         name = str(key).replace("-", "_")
         if name not in _FIELDS:
             raise ConfigError(f"unknown mock knob {key!r} (known: {', '.join(sorted(_FIELDS))})")
-        if name in ("delay", "hang_seconds") and isinstance(value, int) and not isinstance(value, bool):
+        floats = ("delay", "hang_seconds", "unwind_delay")
+        if name in floats and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         changes[name] = value
     config = replace(base or MockConfig(), **changes)
@@ -248,6 +251,15 @@ class MockAgent:
         return self._turn(request, ctx)
 
     def _turn(self, request: TurnInput, ctx: TurnContext) -> TurnGenerator:
+        try:
+            result = yield from self._steps(request, ctx)
+        except TurnInterrupted:
+            if self.config.unwind_delay:
+                yield Wait(self.config.unwind_delay)
+            raise
+        return result
+
+    def _steps(self, request: TurnInput, ctx: TurnContext) -> TurnGenerator:
         config = self.config
         hang_here = False
         for item in _script(config, request):
