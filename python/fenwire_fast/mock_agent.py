@@ -326,7 +326,7 @@ def check_transcript(config: MockConfig, events: Sequence[Mapping[str, Any]]) ->
     Checks: ``seq`` runs 1, 2, 3, ... without gaps; ``exit`` is the last line and ``result`` (if
     any) the one before it; turns are numbered 1, 2, ... and bracketed; inside every turn the
     agent's events are exactly the script of that turn (a prefix of it, plus presenter-made
-    ``cancelled`` tool results, when the turn was aborted); ``turn-complete`` usage is the sum of
+    ``cancelled`` tool results, when the turn was aborted or failed); ``turn-complete`` usage is the sum of
     the turn's ``llm-end`` usage."""
     problems: list[str] = []
     for i, event in enumerate(events, 1):
@@ -373,7 +373,7 @@ def check_transcript(config: MockConfig, events: Sequence[Mapping[str, Any]]) ->
 def _check_turn(config: MockConfig, turn: int, body: list[Mapping[str, Any]],
                 complete: Mapping[str, Any]) -> list[str]:
     got = [_strip(e) for e in body]
-    aborted = complete.get("stop-reason") == "aborted"
+    aborted = complete.get("stop-reason") in ("aborted", "error")
     if aborted:
         while got and _is_cancelled_result(got[-1]):
             got.pop()
