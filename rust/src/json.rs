@@ -245,20 +245,20 @@ fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
-/// True when the 8 bytes of `word` contain a quote, a backslash, a control byte or a non-ASCII
-/// byte (classic SWAR "has byte less than / equal to" tricks).
+const LO_BITS: u64 = 0x0101_0101_0101_0101;
+const HI_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// High bit set in each byte of `word` that is a quote, a backslash or a control byte (< 0x20);
+/// exact for the lowest such byte (borrows can only mark bytes above a real hit), which is all
+/// the scanner uses. Non-ASCII bytes are never marked.
 #[inline(always)]
-fn word_needs_attention(word: u64) -> bool {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    let quote = word ^ (LO * b'"' as u64);
-    let backslash = word ^ (LO * b'\\' as u64);
-    let has_quote = quote.wrapping_sub(LO) & !quote;
-    let has_backslash = backslash.wrapping_sub(LO) & !backslash;
-    let has_control = word.wrapping_sub(LO * 0x20) & !word;
-    // The `& !word` of each test leaves the high bit of a non-ASCII byte clear, so non-ASCII is
-    // tested on its own with `word & HI`.
-    ((has_quote | has_backslash | has_control) & HI) != 0 || (word & HI) != 0
+fn special_mask(word: u64) -> u64 {
+    let quote = word ^ (LO_BITS * b'"' as u64);
+    let backslash = word ^ (LO_BITS * b'\\' as u64);
+    let has_quote = quote.wrapping_sub(LO_BITS) & !quote;
+    let has_backslash = backslash.wrapping_sub(LO_BITS) & !backslash;
+    let has_control = word.wrapping_sub(LO_BITS * 0x20) & !word;
+    (has_quote | has_backslash | has_control) & HI_BITS
 }
 
 struct Parser<'a> {
@@ -342,7 +342,7 @@ impl<'a> Parser<'a> {
         }
         // orjson validates the whole document as UTF-8 first; doing the same lets every later
         // slice of `text` at an ASCII delimiter be a `&str` without further checks.
-        let text = std::str::from_utf8(input).map_err(|_| SyntaxError::InvalidUtf8)?;
+        let text = simdutf8::basic::from_utf8(input).map_err(|_| SyntaxError::InvalidUtf8)?;
         Ok(Parser {
             bytes: input,
             text,
@@ -551,7 +551,7 @@ impl<'a> Parser<'a> {
             let v = match known {
                 None => self.value(sink)?,
                 Some(id) => {
-                    let (v, shape) = self.shaped_value(sink, id, true)?;
+                    let (v, shape) = self.shaped_value(sink, id, true, fields)?;
                     fields.set(id, shape);
                     v
                 }
@@ -573,6 +573,7 @@ impl<'a> Parser<'a> {
         sink: &mut S,
         id: KeyId,
         top: bool,
+        fields: &mut Fields,
     ) -> Result<(S::Value, Shape), ParseError<S::Error>> {
         match self.peek() {
             Some(b'"') => {
@@ -580,7 +581,7 @@ impl<'a> Parser<'a> {
                 let s = self.resolve(loc);
                 let (shape, v) = if top {
                     let shape = if id.keeps_text() {
-                        Shape::Str(Some(s.to_owned()))
+                        Shape::Str(Some(fields.push_text(s)))
                     } else {
                         Shape::Str(None)
                     };
@@ -620,7 +621,7 @@ impl<'a> Parser<'a> {
                 let empty = is_empty_container(&self.bytes[start..self.pos]);
                 Ok((v, Shape::Object { empty }))
             }
-            Some(b'[') if top => self.shaped_array(sink, id),
+            Some(b'[') if top => self.shaped_array(sink, id, fields),
             Some(b'[') => {
                 let start = self.pos;
                 let v = self.array(sink)?;
@@ -642,6 +643,7 @@ impl<'a> Parser<'a> {
         &mut self,
         sink: &mut S,
         id: KeyId,
+        fields: &mut Fields,
     ) -> Result<(S::Value, Shape), ParseError<S::Error>> {
         self.enter()?;
         self.pos += 1; // '['
@@ -656,7 +658,7 @@ impl<'a> Parser<'a> {
         }
         loop {
             self.skip_ws();
-            let (v, shape) = self.shaped_value(sink, id, false)?;
+            let (v, shape) = self.shaped_value(sink, id, false, fields)?;
             items.push(shape);
             sink.array_push(&mut array, v).map_err(ParseError::Sink)?;
             self.skip_ws();
@@ -705,14 +707,28 @@ impl<'a> Parser<'a> {
         let mut i = start;
         let mut ascii = true;
         loop {
-            // Skip 8 plain bytes at a time.
-            while i + 8 <= bytes.len() {
-                let mut chunk = [0u8; 8];
-                chunk.copy_from_slice(&bytes[i..i + 8]);
-                if word_needs_attention(u64::from_le_bytes(chunk)) {
-                    break;
+            // 8 bytes at a time: jump straight to the first quote, backslash or control byte;
+            // non-ASCII bytes only clear `ascii`.
+            while let Some(chunk) = bytes.get(i..i + 8) {
+                let mut w = [0u8; 8];
+                w.copy_from_slice(chunk);
+                let word = u64::from_le_bytes(w);
+                let special = special_mask(word);
+                if special == 0 {
+                    ascii &= (word & HI_BITS) == 0;
+                    i += 8;
+                    continue;
                 }
-                i += 8;
+                let at = (special.trailing_zeros() / 8) as usize;
+                // Bytes before the special one are plain (ASCII or not).
+                let before = if at == 0 {
+                    0
+                } else {
+                    word & (u64::MAX >> (64 - 8 * at))
+                };
+                ascii &= (before & HI_BITS) == 0;
+                i += at;
+                break;
             }
             let Some(&b) = bytes.get(i) else {
                 return syntax(SyntaxError::UnexpectedEnd);

@@ -12,6 +12,17 @@ pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 pub const VERSION: u64 = 1;
 pub const MAX_LINE_BYTES: usize = 65536;
 
+/// The perfect hash of [`KeyId::from_name`] (found by search: no two protocol keys collide).
+#[inline(always)]
+const fn key_hash(b: &[u8]) -> usize {
+    let n = b.len();
+    (n.wrapping_mul(2)
+        .wrapping_add((b[0] as usize) * 50)
+        .wrapping_add(b[n - 1] as usize)
+        .wrapping_add((b[n / 2] as usize) * 7))
+        % 128
+}
+
 macro_rules! keys {
     ($($id:ident = $name:literal,)*) => {
         /// A field name the protocol knows (any schema's field, or an envelope field).
@@ -27,9 +38,32 @@ macro_rules! keys {
                 match self { $(KeyId::$id => $name,)* }
             }
 
+            /// The key named `name`, by a perfect hash of (length, first, middle and last
+            /// byte) checked at compile time, then one comparison.
             #[inline]
             pub fn from_name(name: &str) -> Option<KeyId> {
-                match name { $($name => Some(KeyId::$id),)* _ => None }
+                const NAMES: &[&str] = &[$($name,)*];
+                const TABLE: [u8; 128] = {
+                    let mut t = [u8::MAX; 128];
+                    let mut i = 0;
+                    while i < NAMES.len() {
+                        let h = key_hash(NAMES[i].as_bytes());
+                        assert!(t[h] == u8::MAX, "key hash collision");
+                        t[h] = i as u8;
+                        i += 1;
+                    }
+                    t
+                };
+                let b = name.as_bytes();
+                if b.is_empty() {
+                    return None;
+                }
+                let i = TABLE[key_hash(b)];
+                if i == u8::MAX {
+                    return None;
+                }
+                let id = KeyId::ALL[i as usize];
+                if id.name().as_bytes() == b { Some(id) } else { None }
             }
         }
     };
@@ -84,6 +118,13 @@ impl KeyId {
     }
 }
 
+/// Where a kept string's text sits in its [`Fields`]' arena.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextRef {
+    start: u32,
+    end: u32,
+}
+
 /// What the validator needs to know about a value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Shape {
@@ -96,9 +137,10 @@ pub enum Shape {
         negative: bool,
         text: Option<String>,
     },
-    /// A string; its text is kept only for [`KeyId::keeps_text`] fields. `None` there means the
-    /// text could not be read as UTF-8 (a Python str with a lone surrogate).
-    Str(Option<String>),
+    /// A string; its text is kept (in the [`Fields`] arena) only for [`KeyId::keeps_text`]
+    /// fields. `None` there means the text could not be read as UTF-8 (a Python str with a lone
+    /// surrogate).
+    Str(Option<TextRef>),
     /// A list; `items` holds the shapes of its items only for top-level fields.
     Array {
         empty: bool,
@@ -173,6 +215,9 @@ impl Shape {
 pub struct Fields {
     slot: [u8; KeyId::COUNT],
     shapes: Vec<Shape>,
+    /// The kept strings of this message, back to back (reused between messages: no allocation
+    /// per message on the hot path).
+    arena: String,
 }
 
 const NO_SLOT: u8 = u8::MAX;
@@ -182,6 +227,7 @@ impl Default for Fields {
         Fields {
             slot: [NO_SLOT; KeyId::COUNT],
             shapes: Vec::with_capacity(16),
+            arena: String::new(),
         }
     }
 }
@@ -195,6 +241,27 @@ impl Fields {
         if !self.shapes.is_empty() {
             self.slot = [NO_SLOT; KeyId::COUNT];
             self.shapes.clear();
+        }
+        self.arena.clear();
+    }
+
+    /// Keep a string's text; returns where it is.
+    #[inline]
+    pub fn push_text(&mut self, text: &str) -> TextRef {
+        let start = self.arena.len() as u32;
+        self.arena.push_str(text);
+        TextRef {
+            start,
+            end: self.arena.len() as u32,
+        }
+    }
+
+    /// The text of a string shape, when it was kept.
+    #[inline]
+    pub fn str_of(&self, shape: &Shape) -> Option<&str> {
+        match shape {
+            Shape::Str(Some(r)) => self.arena.get(r.start as usize..r.end as usize),
+            _ => None,
         }
     }
 
@@ -230,10 +297,7 @@ impl Fields {
     }
 
     fn text(&self, id: KeyId) -> Option<&str> {
-        match self.get(id) {
-            Some(Shape::Str(Some(s))) => Some(s),
-            _ => None,
-        }
+        self.get(id).and_then(|shape| self.str_of(shape))
     }
 
     /// `msg.get("type")` when it is a string (and readable).
@@ -611,15 +675,15 @@ fn errors_pos(shape: &Shape, field: &str, errors: &mut FieldErrors) {
     }
 }
 
-fn enum_ok(shape: &Shape, choices: &[&str]) -> bool {
-    matches!(shape, Shape::Str(Some(s)) if choices.contains(&s.as_str()))
+fn enum_ok(shape: &Shape, fields: &Fields, choices: &[&str]) -> bool {
+    fields.str_of(shape).is_some_and(|s| choices.contains(&s))
 }
 
 const ACK_STATUSES: [&str; 3] = ["accepted", "rejected", "applied"];
 const EXIT_STATUSES: [&str; 4] = ["done", "cancelled", "failed", "timed-out"];
 
 /// The errors of one field of kind `kind` (the `lister` of `_KINDS`), appended to `errors`.
-fn field_errors(kind: Kind, shape: &Shape, field: &str, errors: &mut FieldErrors) {
+fn field_errors(kind: Kind, shape: &Shape, fields: &Fields, field: &str, errors: &mut FieldErrors) {
     let simple = |ok: bool, message: &str, errors: &mut FieldErrors| {
         if !ok {
             push(errors, field, message);
@@ -633,12 +697,12 @@ fn field_errors(kind: Kind, shape: &Shape, field: &str, errors: &mut FieldErrors
         Kind::Object => simple(shape.ok_object(), "must be an object", errors),
         Kind::Any => {}
         Kind::AckStatus => simple(
-            enum_ok(shape, &ACK_STATUSES),
+            enum_ok(shape, fields, &ACK_STATUSES),
             "must be one of accepted, rejected, applied",
             errors,
         ),
         Kind::ExitStatus => simple(
-            enum_ok(shape, &EXIT_STATUSES),
+            enum_ok(shape, fields, &EXIT_STATUSES),
             "must be one of done, cancelled, failed, timed-out",
             errors,
         ),
@@ -760,11 +824,11 @@ fn envelope_errors(fields: &Fields) -> FieldErrors {
         }
     }
     if let Some(seq) = fields.get(K::Seq) {
-        field_errors(Kind::Pos, seq, "seq", &mut errors);
+        field_errors(Kind::Pos, seq, fields, "seq", &mut errors);
     }
     for id in [K::Type, K::Run] {
         if let Some(shape) = fields.get(id) {
-            field_errors(Kind::String, shape, id.name(), &mut errors);
+            field_errors(Kind::String, shape, fields, id.name(), &mut errors);
         }
     }
     errors
@@ -781,12 +845,12 @@ fn payload_errors(schema: &Schema, fields: &Fields) -> FieldErrors {
     }
     for &(id, kind) in schema.fields {
         if let Some(shape) = fields.get(id) {
-            field_errors(kind, shape, id.name(), &mut errors);
+            field_errors(kind, shape, fields, id.name(), &mut errors);
         }
     }
     if schema.is_ack && !fields.has(K::Ref) {
         if let Some(status) = fields.get(K::Status) {
-            if !matches!(status, Shape::Str(Some(s)) if s == "rejected") {
+            if fields.str_of(status) != Some("rejected") {
                 push(&mut errors, "ref", "is required unless status is rejected");
             }
         }
