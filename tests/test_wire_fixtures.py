@@ -165,3 +165,33 @@ def test_invalid_record_through_validate(backend: ModuleType, rec: dict[str, Any
     out, rej2 = backend.encode(obj, rec["direction"])
     assert out is None
     assert_strict_equal(rej2, rej)
+
+
+def _all_fixture_lines() -> list[tuple[bytes, str]]:
+    out = [(line, "event") for line in EVENT_LINES] + [(line, "control") for line in CONTROL_LINES]
+    out += [(record_line(rec), rec["direction"]) for rec in INVALID]
+    ref = FIXTURES / "reference_wire"
+    out += [(line, "event") for line in (ref / "events.jsonl").read_bytes().splitlines()]
+    out += [(line, "control") for line in (ref / "controls.jsonl").read_bytes().splitlines()]
+    out += [(json.loads(x)["line"].encode(), json.loads(x)["direction"]) for x in (ref / "invalid.jsonl").read_text().splitlines()]
+    return out
+
+
+def test_differential_on_every_fixture_line(pure: ModuleType, native: ModuleType) -> None:
+    cases = _all_fixture_lines()
+    for line, direction in cases:
+        assert_strict_equal(native.decode(line, direction), pure.decode(line, direction))
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        assert_strict_equal(native.decode(text, direction), pure.decode(text, direction))
+    for direction in ("event", "control"):
+        a, b = pure.Receiver(direction), native.Receiver(direction)
+        for line, _ in cases:
+            assert_strict_equal(b.receive(line), a.receive(line))
+            assert b.seq == a.seq
+        a, b = pure.Receiver(direction), native.Receiver(direction)
+        data = b"\n".join(line for line, _ in cases) + b"\n"
+        assert_strict_equal(b.feed(data), a.feed(data))
+        assert b.seq == a.seq
