@@ -245,6 +245,63 @@ fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
+/// From `i`, skip bytes that need no attention inside a string: returns the index of the first
+/// quote, backslash or control byte (or where fewer than 8 bytes are left), and whether every
+/// skipped byte was ASCII.
+#[inline(always)]
+fn scan_plain(bytes: &[u8], mut i: usize) -> (usize, bool) {
+    let mut high = 0u64;
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE2 is part of the x86_64 baseline, so its intrinsics are always available;
+    // `i + 16 <= bytes.len()` keeps every unaligned 16-byte load inside `bytes`. Measured: the
+    // 8-byte SWAR loop below, used alone, was the largest single item of `Receiver.feed` (15 %
+    // of samples in `perf`); 16 bytes per step with SSE2 takes about a third of the instructions.
+    unsafe {
+        use std::arch::x86_64::*;
+        let quote = _mm_set1_epi8(b'"' as i8);
+        let backslash = _mm_set1_epi8(b'\\' as i8);
+        let control_max = _mm_set1_epi8(0x1F);
+        while i + 16 <= bytes.len() {
+            let v = _mm_loadu_si128(bytes.as_ptr().add(i) as *const __m128i);
+            let special = _mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                // v <= 0x1F (unsigned) exactly when max(v, 0x1F) == 0x1F.
+                _mm_cmpeq_epi8(_mm_max_epu8(v, control_max), control_max),
+            );
+            let mask = _mm_movemask_epi8(special) as u32;
+            let hi = _mm_movemask_epi8(v) as u32;
+            if mask == 0 {
+                high |= u64::from(hi);
+                i += 16;
+                continue;
+            }
+            let at = mask.trailing_zeros();
+            high |= u64::from(hi & ((1u32 << at) - 1));
+            return (i + at as usize, high == 0);
+        }
+    }
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(chunk);
+        let word = u64::from_le_bytes(w);
+        let special = special_mask(word);
+        if special == 0 {
+            high |= word & HI_BITS;
+            i += 8;
+            continue;
+        }
+        let at = (special.trailing_zeros() / 8) as usize;
+        let before = if at == 0 {
+            0
+        } else {
+            word & (u64::MAX >> (64 - 8 * at))
+        };
+        high |= before & HI_BITS;
+        return (i + at, high == 0);
+    }
+    (i, high == 0)
+}
+
 const LO_BITS: u64 = 0x0101_0101_0101_0101;
 const HI_BITS: u64 = 0x8080_8080_8080_8080;
 
@@ -626,13 +683,7 @@ impl<'a> Parser<'a> {
                 let start = self.pos;
                 let v = self.array(sink)?;
                 let empty = is_empty_container(&self.bytes[start..self.pos]);
-                Ok((
-                    v,
-                    Shape::Array {
-                        empty,
-                        items: Vec::new(),
-                    },
-                ))
+                Ok((v, Shape::Array { empty }))
             }
             None => syntax(SyntaxError::UnexpectedEnd),
             Some(_) => syntax(SyntaxError::UnexpectedChar(self.pos)),
@@ -647,19 +698,24 @@ impl<'a> Parser<'a> {
     ) -> Result<(S::Value, Shape), ParseError<S::Error>> {
         self.enter()?;
         self.pos += 1; // '['
-        let mut items = Vec::new();
+        let refs = id == KeyId::Refs;
+        if refs {
+            fields.ref_items.clear();
+        }
         let mut array = sink.array_begin().map_err(ParseError::Sink)?;
         self.skip_ws();
         if self.peek() == Some(b']') {
             self.pos += 1;
             self.depth -= 1;
             let v = sink.array_end(array).map_err(ParseError::Sink)?;
-            return Ok((v, Shape::Array { empty: true, items }));
+            return Ok((v, Shape::Array { empty: true }));
         }
         loop {
             self.skip_ws();
             let (v, shape) = self.shaped_value(sink, id, false, fields)?;
-            items.push(shape);
+            if refs {
+                fields.ref_items.push(shape);
+            }
             sink.array_push(&mut array, v).map_err(ParseError::Sink)?;
             self.skip_ws();
             match self.peek() {
@@ -680,13 +736,7 @@ impl<'a> Parser<'a> {
         }
         self.depth -= 1;
         let v = sink.array_end(array).map_err(ParseError::Sink)?;
-        Ok((
-            v,
-            Shape::Array {
-                empty: false,
-                items,
-            },
-        ))
+        Ok((v, Shape::Array { empty: false }))
     }
 
     /// The decoded text of a string read by [`Parser::string`].
@@ -707,28 +757,14 @@ impl<'a> Parser<'a> {
         let mut i = start;
         let mut ascii = true;
         loop {
-            // 8 bytes at a time: jump straight to the first quote, backslash or control byte;
-            // non-ASCII bytes only clear `ascii`.
-            while let Some(chunk) = bytes.get(i..i + 8) {
-                let mut w = [0u8; 8];
-                w.copy_from_slice(chunk);
-                let word = u64::from_le_bytes(w);
-                let special = special_mask(word);
-                if special == 0 {
-                    ascii &= (word & HI_BITS) == 0;
-                    i += 8;
-                    continue;
+            // Jump straight to the first quote, backslash or control byte, 16 (or 8) bytes at a
+            // time; non-ASCII bytes only clear `ascii`.
+            match scan_plain(bytes, i) {
+                (next, true) => i = next,
+                (next, false) => {
+                    ascii = false;
+                    i = next;
                 }
-                let at = (special.trailing_zeros() / 8) as usize;
-                // Bytes before the special one are plain (ASCII or not).
-                let before = if at == 0 {
-                    0
-                } else {
-                    word & (u64::MAX >> (64 - 8 * at))
-                };
-                ascii &= (before & HI_BITS) == 0;
-                i += at;
-                break;
             }
             let Some(&b) = bytes.get(i) else {
                 return syntax(SyntaxError::UnexpectedEnd);
