@@ -151,6 +151,9 @@ impl KeyId {
     }
 }
 
+// `Fields::present` is a u64 bitmask over the keys.
+const _: () = assert!(KeyId::COUNT <= 64);
+
 /// Where a kept string's text sits in its [`Fields`]' arena.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TextRef {
@@ -982,7 +985,6 @@ mod tests {
             assert_eq!(KeyId::from_name(k.name()), Some(k));
         }
         assert_eq!(KeyId::COUNT, KeyId::ALL.len());
-        assert!(KeyId::COUNT <= 64);
     }
 
     #[test]
