@@ -311,8 +311,8 @@ def spawn(
             child_env.update(env)
         if command is None:
             command = child_command()
-            path = child_env.get("PYTHONPATH")
-            child_env["PYTHONPATH"] = _PACKAGE_ROOT + (os.pathsep + path if path else "")
+            old_path = child_env.get("PYTHONPATH")
+            child_env["PYTHONPATH"] = _PACKAGE_ROOT + (os.pathsep + old_path if old_path else "")
         child_env["FEN_WIRE_CONTROL_PATH"] = control_path
         child_env["FEN_WIRE_EVENT_PATH"] = event_path
         child_env["FEN_WIRE_RUN_ID"] = run

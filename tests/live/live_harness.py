@@ -16,10 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Generator, Iterable
 
+import fenwire_fast
 from fenwire_fast.spawn import LiveChild, spawn
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
+#: where the fenwire_fast under test was imported from (the source tree or an installed copy)
+PACKAGE_ROOT = Path(fenwire_fast.__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "reference"
 
 Condition = Callable[["Ctx"], bool]
@@ -28,7 +31,7 @@ Script = Callable[["Ctx"], Generator[Condition, None, None]]
 
 def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """Environment additions so children find the package and the test agents."""
-    paths = [str(REPO / "python"), str(HERE)]
+    paths = [str(PACKAGE_ROOT), str(HERE)]
     old = os.environ.get("PYTHONPATH")
     if old:
         paths.append(old)

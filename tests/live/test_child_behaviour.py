@@ -94,7 +94,7 @@ def scenarios() -> list[Scenario]:
     return [
         Scenario("cancel-hang-yield", s_cancel_hang_yield, mock=HANG_YIELD),
         Scenario("cancel-hang-block", s_cancel_hang_block, mock=HANG_BLOCK, kwargs={"grace": 1.0}),
-        Scenario("deadline-turn", None, mock=HANG_YIELD, kwargs={"timeout": 3.0}),
+        Scenario("deadline-turn", None, mock=HANG_YIELD, kwargs={"timeout": 5.0}),
         Scenario("deadline-idle", None, prompt=None, kwargs={"timeout": 1.5}),
         Scenario("version-mismatch", s_version_mismatch, prompt=None),
         Scenario("garbage", s_garbage, prompt=None, mock={"steps": 1, "deltas": 2}),

@@ -110,7 +110,10 @@ def _finalizing_cell(control: str):
 def _terminal_cell(state: str, deadline: float):
     def script(ctx: Ctx) -> Any:
         if state == "timed-out":
-            yield wall_clock(deadline + 0.3)
+            # once the turn has started and the deadline has passed, the child is unwinding the
+            # interrupted turn (unwind_delay) in the timed-out state, whenever it started
+            yield seen("turn-started")
+            yield wall_clock(deadline + 0.5)
         else:
             yield seen("assistant-text-delta")
             if state == "cancelled":
@@ -136,8 +139,8 @@ def outcomes() -> dict[str, Outcome]:
         else:
             scenarios.append(Scenario(f"{state}/{control}", _finalizing_cell(control), mock=LONG))
     for state in TERMINAL:
-        mock = dict(LONG, unwind_delay=2.0)
-        kwargs: dict[str, Any] = {"grace": 8.0}  # longer than the unwind, or the backstop kills it
+        mock = dict(LONG, unwind_delay=3.0)
+        kwargs: dict[str, Any] = {"grace": 10.0}  # longer than the unwind, or the backstop kills it
         if state == "timed-out":
             mock.update(hang_step=1, hang="yield")
             kwargs["deadline"] = deadline
@@ -217,6 +220,8 @@ def test_cell(outcomes: dict[str, Outcome], cell: str) -> None:
 def test_terminal_row(outcomes: dict[str, Outcome], state: str) -> None:
     o = outcomes[f"{state}/*"]
     assert not o.timed_out, o.describe()
+    assert o.script_error is None, f"{o.script_error!r}\n{o.describe()}"
+    assert all(c in o.ctx.sent for c in CONTROLS), f"the script did not run to its end\n{o.describe()}"
     assert o.status == state, o.describe()
     for control in CONTROLS:
         ack = o.ack(control)

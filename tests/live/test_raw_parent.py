@@ -8,6 +8,7 @@ in one batch, deterministically) and asserts the exact ack / event / exit sequen
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import stat
@@ -19,7 +20,10 @@ from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+# where the package under test lives (found without importing it: this parent is independent)
+_SPEC = importlib.util.find_spec("fenwire_fast")
+assert _SPEC is not None and _SPEC.origin is not None
+PACKAGE_ROOT = Path(_SPEC.origin).resolve().parent.parent
 MOCK = {"steps": 2, "deltas": 1, "tools": 1}
 
 # The events of one mock turn with MOCK's knobs, by type (the steering point is marked).
@@ -56,7 +60,7 @@ class RawChild:
             os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
         self.append(b"".join(lines))
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "python"), env.get("PYTHONPATH")]))
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), env.get("PYTHONPATH")]))
         env.update({
             "FEN_WIRE_CONTROL_PATH": str(self.control),
             "FEN_WIRE_EVENT_PATH": str(self.events),
