@@ -119,6 +119,29 @@ def test_function_signatures_match(backend: ModuleType, pure: ModuleType, name: 
     assert [(n, d) for n, _, d in got] == [(n, d) for n, _, d in want]
 
 
+CLASS_SIGNATURES = {
+    ("Sender", None): [("direction", inspect.Parameter.empty), ("run", inspect.Parameter.empty)],
+    ("Sender", "next"): [("type", inspect.Parameter.empty), ("payload", None)],
+    ("Receiver", None): [("direction", inspect.Parameter.empty)],
+    ("Receiver", "receive"): [("line", inspect.Parameter.empty)],
+    ("Receiver", "feed"): [("data", inspect.Parameter.empty)],
+    ("Framer", None): [("max_line_bytes", 65536)],
+    ("Framer", "feed"): [("data", inspect.Parameter.empty)],
+}
+
+
+@pytest.mark.parametrize("cls,method", list(CLASS_SIGNATURES), ids=lambda x: str(x))
+def test_class_signatures_match(backend: ModuleType, cls: str, method: str | None) -> None:
+    obj = getattr(backend, cls)
+    if method is not None:
+        obj = getattr(obj, method)
+    got = _params(obj)
+    if got is None:
+        pytest.fail(f"{cls}.{method}: no inspectable signature")
+    got = [(n, d) for n, kind, d in got if n != "self"]
+    assert got == CLASS_SIGNATURES[cls, method]
+
+
 def test_function_signatures_accept_keywords(backend: ModuleType) -> None:
     assert backend.decode(line=b"{}", direction="event")[1].code == "invalid"
     assert backend.validate(msg={}, direction="event")[1].code == "invalid"

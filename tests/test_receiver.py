@@ -195,10 +195,16 @@ class TestFramer:
         with pytest.raises(TypeError):
             backend.Framer().feed(data)
 
-    @pytest.mark.parametrize("value", [0, -1])
-    def test_bad_max_line_bytes(self, backend: ModuleType, value: int) -> None:
+    @pytest.mark.parametrize("value", [0, -1, None])
+    def test_bad_max_line_bytes(self, backend: ModuleType, value: int | None) -> None:
         with pytest.raises(ValueError):
             backend.Framer(value)
+        with pytest.raises(ValueError):
+            backend.Framer(max_line_bytes=value)
+
+    def test_default_max_line_bytes(self, backend: ModuleType) -> None:
+        for f in (backend.Framer(), backend.Framer(65536), backend.Framer(max_line_bytes=65536)):
+            assert f.feed(b"x" * 65536 + b"\n" + b"x" * 65535 + b"\n") == [b"x" * 65536, b"x" * 65535]
 
     def test_default_cap_exactly_65535_ok(self, backend: ModuleType) -> None:
         f = backend.Framer()
