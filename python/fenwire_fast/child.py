@@ -28,7 +28,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from . import session
+from . import DISPLAY_EVENT_TYPES as DISPLAY_EVENTS
+from . import MAX_LINE_BYTES, Receiver, Sender, rejection_ack, session
 from .agent import (
     Agent,
     AgentLoadError,
@@ -39,6 +40,9 @@ from .agent import (
     load_agent,
     start_events,
 )
+from .lines import LineReader
+from .normalize import normalize
+from .text import first_line, truncate_line, utf8_prefix
 
 __all__ = ["Presenter", "main", "DEFAULT_FINALIZE_NOTE", "DISPLAY_EVENTS", "BUSY_TICK", "IDLE_TICK"]
 
@@ -50,7 +54,6 @@ FLUSH_BYTES = 64 * 1024
 DEFAULT_FINALIZE_NOTE = (
     "Stop working now. Without calling tools, give your final answer from what you have so far."
 )
-from . import DISPLAY_EVENT_TYPES as DISPLAY_EVENTS  # noqa: E402
 
 
 class _Fail(Exception):
@@ -118,9 +121,6 @@ class Presenter:
         idle_tick: float = IDLE_TICK,
         stderr: Callable[[str], None] | None = None,
     ) -> None:
-        from . import Receiver, Sender
-        from .lines import LineReader
-
         self.agent = agent
         self.run = run
         self.deadline = deadline
@@ -291,8 +291,6 @@ class Presenter:
     # -- agent events ---------------------------------------------------------------------------
 
     def _forward(self, turn: _Turn | None, event: dict[str, Any]) -> None:
-        from .normalize import normalize
-
         etype = event.get("type")
         if not isinstance(etype, str) or etype not in DISPLAY_EVENTS:
             return
@@ -338,8 +336,6 @@ class Presenter:
         return texts
 
     def _inject(self, etype: str, ref: int, text: str) -> None:
-        from .normalize import normalize
-
         out = normalize({"type": etype, "text": text})
         out["ref"] = ref
         self._emit(etype, out)
@@ -347,8 +343,6 @@ class Presenter:
     # -- controls -------------------------------------------------------------------------------
 
     def _poll_controls(self) -> None:
-        from . import rejection_ack
-
         for _ in range(64):
             lines, status = self._reader.read()
             if status == "truncated":
@@ -448,8 +442,6 @@ class Presenter:
         return turn
 
     def _turn_ended(self, turn: _Turn, result: TurnResult | None, error: BaseException | None) -> None:
-        from .normalize import normalize
-
         self._turn = None
         if turn.thrown or error is not None:
             for call_id, name in list(turn.open_calls.items()):
@@ -521,9 +513,6 @@ class Presenter:
                                 "summary": f"dropped {len(refs)} queued input line(s)", "refs": refs})
 
     def _finish(self) -> None:
-        from . import MAX_LINE_BYTES
-        from .text import utf8_prefix
-
         self._drop_queued()
         payload: dict[str, Any] = {}
         text = self._last_text
@@ -575,8 +564,6 @@ class Presenter:
         return path
 
     def _exit(self, status: str, error: str | None) -> None:
-        from .text import first_line, truncate_line
-
         if self.exit_status is not None:
             return
         self._drop_queued()

@@ -149,21 +149,14 @@ def config_to_env(config: MockConfig) -> str:
 
 
 def filler(nbytes: int, seed: str = "") -> str:
-    """Deterministic text of exactly ``nbytes`` UTF-8 bytes, multi-byte characters included."""
-    out: list[str] = []
-    size = 0
-    text = seed + _PATTERN
-    while size < nbytes:
-        for ch in text:
-            n = len(ch.encode("utf-8"))
-            if size + n > nbytes:
-                out.append("." * (nbytes - size))
-                size = nbytes
-                break
-            out.append(ch)
-            size += n
-        text = _PATTERN
-    return "".join(out)
+    """Deterministic text of exactly ``nbytes`` UTF-8 bytes, multi-byte characters included:
+    ``seed`` and then a repeated pattern, cut before the first character that does not fit, padded
+    with dots."""
+    if nbytes <= 0:
+        return ""
+    text = seed + _PATTERN * (nbytes // len(_PATTERN.encode("utf-8")) + 2)
+    kept = text.encode("utf-8")[:nbytes].decode("utf-8", "ignore")
+    return kept + "." * (nbytes - len(kept.encode("utf-8")))
 
 
 def final_text(config: MockConfig, turn: int) -> str:
