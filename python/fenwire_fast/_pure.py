@@ -349,7 +349,7 @@ def decode(line: object, direction: str) -> Result:
     Returns ``(msg, None)`` or ``(None, rejection)``; never raises.
     """
     if isinstance(line, bytes):
-        data = line
+        data = line if type(line) is bytes else bytes(line)
     elif isinstance(line, str):
         try:
             data = line.encode("utf-8")
@@ -439,6 +439,16 @@ def _unencodable(value: object, depth: int, path: list[object]) -> str | None:
 
 
 _dumps = orjson.dumps
+#: str-subclass keys are str keys (the walk above has refused every other kind of key).
+_DUMPS_OPTIONS = orjson.OPT_NON_STR_KEYS
+
+
+def _dumps_default(value: object) -> object:
+    """orjson writes subclasses of str, int, dict and list as their base; a float subclass is a
+    float too (the walk above has refused everything JSON cannot carry)."""
+    if isinstance(value, float):
+        return float(value)
+    raise TypeError
 
 
 def encode(msg: object, direction: str) -> Result:
@@ -455,7 +465,7 @@ def encode(msg: object, direction: str) -> Result:
     problem = _unencodable(checked, 0, path)
     if problem is not None:
         return None, _rejection("invalid", f"{_path_str(path)} cannot be encoded: {problem}", checked)
-    data = _dumps(checked)
+    data = _dumps(checked, default=_dumps_default, option=_DUMPS_OPTIONS)
     if len(data) >= MAX_LINE_BYTES:
         return None, _rejection(
             "too-large", f"encoded line is {len(data)} bytes; the limit is {MAX_LINE_BYTES - 1}", checked
