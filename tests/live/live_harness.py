@@ -119,7 +119,7 @@ class Outcome:
     def ack(self, name: str) -> dict[str, Any]:
         seq = self.ctx.sent[name]
         found = [e for e in self.acks() if e.get("ref") == seq]
-        assert len(found) == 1, f"{self.name}: control {name} (seq {seq}) acked {len(found)} times"
+        assert len(found) == 1, f"control {name} (seq {seq}) acked {len(found)} times\n{self.describe()}"
         return found[0]
 
     def index(self, type_: str, **fields: Any) -> int:

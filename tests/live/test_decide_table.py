@@ -110,9 +110,9 @@ def _finalizing_cell(control: str):
 def _terminal_cell(state: str, deadline: float):
     def script(ctx: Ctx) -> Any:
         if state == "timed-out":
-            # once the turn has started and the deadline has passed, the child is unwinding the
-            # interrupted turn (unwind_delay) in the timed-out state, whenever it started
-            yield seen("turn-started")
+            # once the turn is under way and the deadline has passed, the child is unwinding the
+            # interrupted turn (unwind_delay) in the timed-out state
+            yield seen("assistant-text-delta")
             yield wall_clock(deadline + 0.5)
         else:
             yield seen("assistant-text-delta")
@@ -127,8 +127,18 @@ def _terminal_cell(state: str, deadline: float):
 
 @pytest.fixture(scope="module")
 def outcomes() -> dict[str, Outcome]:
-    deadline = time.time() + 4.0
+    # The deadline scenario goes first, so its child starts before the others load the machine;
+    # it needs its turn to have started before the deadline (see _terminal_cell).
+    deadline = time.time() + 6.0
     scenarios = []
+    for state in TERMINAL:
+        mock = dict(LONG, unwind_delay=2.5)
+        kwargs: dict[str, Any] = {"grace": 10.0}  # longer than the unwind, or the backstop kills it
+        if state == "timed-out":
+            mock.update(hang_step=1, hang="yield")
+            kwargs["deadline"] = deadline
+        scenarios.append(Scenario(f"{state}/*", _terminal_cell(state, deadline), mock=mock, kwargs=kwargs))
+    scenarios.reverse()
     for (state, control) in TABLE:
         if state == "ready":
             scenarios.append(Scenario(f"{state}/{control}", _ready_cell(control), prompt=None, mock=FAST))
@@ -138,18 +148,9 @@ def outcomes() -> dict[str, Outcome]:
             scenarios.append(Scenario(f"{state}/{control}", _closing_cell(control), mock=LONG))
         else:
             scenarios.append(Scenario(f"{state}/{control}", _finalizing_cell(control), mock=LONG))
-    for state in TERMINAL:
-        mock = dict(LONG, unwind_delay=3.0)
-        kwargs: dict[str, Any] = {"grace": 10.0}  # longer than the unwind, or the backstop kills it
-        if state == "timed-out":
-            mock.update(hang_step=1, hang="yield")
-            kwargs["deadline"] = deadline
-        scenarios.append(Scenario(f"{state}/*", _terminal_cell(state, deadline), mock=mock, kwargs=kwargs))
     scenarios.append(Scenario("starting", lambda ctx: _close_when_idle(ctx, 1), mock=FAST,
                               prompt="early prompt"))
-    result = run_scenarios(scenarios, timeout=45)
-    result["_deadline"] = deadline  # type: ignore[assignment]
-    return result
+    return run_scenarios(scenarios, timeout=45)
 
 
 def _common(o: Outcome, mock: dict[str, Any]) -> None:
