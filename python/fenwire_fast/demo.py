@@ -29,13 +29,18 @@ _LETTER = {"starting": "s", "ready": "r", "running": "R", "closing": "c", "final
            "done": "D", "cancelled": "C", "failed": "X", "timed-out": "T"}
 
 
-def default_config(steps: int = 3, deltas: int = 100, delta_bytes: int = 24, delay: float = 0.002,
+def default_config(steps: int = 3, deltas: int = 1000, delta_bytes: int = 24,
                    final_bytes: int = 200) -> MockConfig:
-    """The demo's mock script: ``steps`` steps of ``deltas`` deltas, two thinking deltas and one
-    tool call per step. Steered, followed-up, finalized and cancelled children wait ``delay``
-    before each delta so their controls land mid-turn; the others run at full speed."""
-    return MockConfig(steps=steps, deltas=deltas, delta_bytes=delta_bytes, delay=delay, thinking=2,
+    """The demo's full-speed mock script: ``steps`` steps of ``deltas`` deltas, two thinking
+    deltas and one tool call per step, no delay."""
+    return MockConfig(steps=steps, deltas=deltas, delta_bytes=delta_bytes, delay=0.0, thinking=2,
                       tools=1, tool_result_bytes=256, final_bytes=final_bytes)
+
+
+def paced_config(config: MockConfig, deltas: int = 20, delay: float = 0.005) -> MockConfig:
+    """The script of the children that get a control mid-turn (steered, followed up, finalized,
+    cancelled): fewer deltas, each after ``delay`` seconds, so the control lands inside the turn."""
+    return replace(config, deltas=deltas, delay=delay)
 
 
 def _role(index: int) -> str:
@@ -75,6 +80,8 @@ class DemoReport:
     rejections: int
     statuses: dict[str, str]
     checks: list[tuple[str, bool, list[str]]]
+    drain_seconds: float = 0.0
+    parent_cpu_seconds: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -118,9 +125,11 @@ def _close_idle(tracks: list[_Track]) -> None:
 
 
 class _Progress:
-    def __init__(self, out: IO[str], tracks: list[_Track], live: bool, interval: float) -> None:
+    def __init__(self, out: IO[str], tracks: list[_Track], live: bool, interval: float,
+                 total: int) -> None:
         self.out = out
         self.tracks = tracks
+        self.total = total
         self.live = live
         self.interval = interval
         self.started = time.monotonic()
@@ -139,7 +148,9 @@ class _Progress:
         events, nbytes = self.totals()
         counts = Counter(t.child.status for t in self.tracks)
         states = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-        head = (f"[{elapsed:5.1f}s] {len(self.tracks)} children: {states} | {events:,} events "
+        spawned = len(self.tracks)
+        count = f"{spawned}/{self.total}" if spawned < self.total else f"{spawned}"
+        head = (f"[{elapsed:5.1f}s] {count} children: {states} | {events:,} events "
                 f"{nbytes / 1e6:.2f} MB | {events / elapsed:,.0f} events/s")
         if not self.live:
             self.out.write(head + "\n")
@@ -163,6 +174,24 @@ class _Progress:
         self.out.write(text)
         self.out.flush()
         self.lines = len(rows)
+
+
+def _check_injection(t: _Track) -> list[str]:
+    """A steer or follow-up is injected with its ``ref``, or (when it arrived after the turn had
+    ended, in ``ready``) starts a turn of its own with its text."""
+    kind = "steering-injected" if t.role == "steer" else "follow-up-injected"
+    refs = [e.get("ref") for e in t.events if e["type"] == kind]
+    if refs == [t.trigger_seq]:
+        return []
+    if refs:
+        return [f"{t.child.run}: {kind} refs {refs}, expected [{t.trigger_seq}]"]
+    acks = [i for i, e in enumerate(t.events) if e["type"] == "control-ack" and e.get("ref") == t.trigger_seq]
+    sent = t.child.channel.controls.get(t.trigger_seq)
+    if len(acks) == 1 and sent is not None:
+        after = t.events[acks[0] + 1:acks[0] + 3]
+        if ([e["type"] for e in after] == ["turn-started", "user"] and after[1].get("text") == sent.text):
+            return []
+    return [f"{t.child.run}: the {t.role} (seq {t.trigger_seq}) was neither injected nor started a turn"]
 
 
 def _check(tracks: list[_Track]) -> list[tuple[str, bool, list[str]]]:
@@ -213,11 +242,8 @@ def _check(tracks: list[_Track]) -> list[tuple[str, bool, list[str]]]:
         for seq in sent - set(t.acks):
             acks.append(f"{t.child.run}: control {seq} never acknowledged")
         if t.role in ("steer", "follow-up") and t.trigger_seq:
-            kind = "steering-injected" if t.role == "steer" else "follow-up-injected"
-            refs = [e.get("ref") for e in t.events if e["type"] == kind]
-            if refs != [t.trigger_seq]:
-                acks.append(f"{t.child.run}: {kind} refs {refs}, expected [{t.trigger_seq}]")
-    checks.append(("every control acknowledged exactly once; injections name their control",
+            acks.extend(_check_injection(t))
+    checks.append(("every control acknowledged exactly once; each steer / follow-up took effect",
                    not acks, acks))
     return checks
 
@@ -226,34 +252,49 @@ def run_demo(
     children: int = 8,
     *,
     config: MockConfig | None = None,
+    paced: MockConfig | None = None,
     timeout: float = 50.0,
     out: IO[str] | None = None,
     live: bool | None = None,
     interval: float | None = None,
 ) -> DemoReport:
-    """Run the demo and print its progress and summary to ``out``; return the report."""
+    """Run the demo and print its progress and summary to ``out``; return the report.
+
+    ``config`` is the script of the children left alone (default :func:`default_config`), ``paced``
+    that of the children that get controls mid-turn (default :func:`paced_config` of ``config``)."""
     from . import IMPLEMENTATION
     from .hub import Hub
 
     out = out if out is not None else sys.stdout
     config = config or default_config()
-    fast = replace(config, delay=0.0)
+    paced = paced or paced_config(config)
     live = out.isatty() if live is None else live
     interval = interval if interval is not None else (0.1 if live else 1.0)
     started = time.monotonic()
+    cpu_started = time.process_time()
+    first_event: float | None = None
+    last_event = started
     with Hub() as hub:
         tracks: list[_Track] = []
-        for i in range(children):
-            role = _role(i)
-            child_config = fast if role == "plain" else config
-            child = hub.spawn(f"Demo task {i + 1}: inspect the wire.", mock=child_config)
-            tracks.append(_Track(child=child, role=role, config=child_config))
-        by_child = {id(t.child): t for t in tracks}
-        progress = _Progress(out, tracks, live, interval)
+        by_child: dict[int, _Track] = {}
+        progress = _Progress(out, tracks, live, interval, children)
         timed_out = False
         delay = hub.min_sleep
-        while not hub.finished:
+        while len(tracks) < children or not hub.finished:
+            if len(tracks) < children:
+                # one spawn per tick: the children already running keep being drained and driven
+                i = len(tracks)
+                role = _role(i)
+                child_config = config if role == "plain" else paced
+                child = hub.spawn(f"Demo task {i + 1}: inspect the wire.", mock=child_config)
+                track = _Track(child=child, role=role, config=child_config)
+                tracks.append(track)
+                by_child[id(child)] = track
             batch = hub.poll()
+            if batch:
+                last_event = time.monotonic()
+                if first_event is None:
+                    first_event = last_event
             for child, event in batch:
                 track = by_child[id(child)]
                 track.events.append(event)
@@ -267,12 +308,13 @@ def run_demo(
             if time.monotonic() - started > timeout:
                 timed_out = True
                 break
-            if batch:
+            if batch or len(tracks) < children:
                 delay = hub.min_sleep
             else:
                 time.sleep(delay)
                 delay = min(delay * 2, hub.max_sleep)
         seconds = time.monotonic() - started
+        cpu = time.process_time() - cpu_started
         progress.update(force=True)
         checks = _check(tracks)
         rejections = len(checks[0][2])
@@ -284,6 +326,8 @@ def run_demo(
             children=children, seconds=seconds, events=events, bytes=nbytes,
             rejections=rejections,
             statuses={t.child.run: t.child.status for t in tracks}, checks=checks,
+            drain_seconds=last_event - (first_event if first_event is not None else last_event),
+            parent_cpu_seconds=cpu,
         )
         _summary(out, report, tracks, IMPLEMENTATION)
     return report
@@ -293,8 +337,14 @@ def _summary(out: IO[str], report: DemoReport, tracks: list[_Track], implementat
     secs = max(report.seconds, 1e-9)
     w = out.write
     w(f"\nfenwire demo: {report.children} children, {implementation} backend, {report.seconds:.2f} s\n")
-    w(f"  events       {report.events:,} ({report.events / secs:,.0f} events/s)\n")
-    w(f"  bytes        {report.bytes:,} ({report.bytes / secs / 1e6:,.2f} MB/s)\n")
+    drain = max(report.drain_seconds, 1e-9)
+    w(f"  events       {report.events:,}: {report.events / secs:,.0f} events/s overall, "
+      f"{report.events / drain:,.0f} events/s from first to last event ({report.drain_seconds:.2f} s)\n")
+    w(f"  bytes        {report.bytes:,}: {report.bytes / secs / 1e6:,.2f} MB/s overall, "
+      f"{report.bytes / drain / 1e6:,.2f} MB/s from first to last event\n")
+    if report.events:
+        w(f"  parent CPU   {report.parent_cpu_seconds:.2f} s, "
+          f"{report.parent_cpu_seconds / report.events * 1e6:.1f} us per event (spawning included)\n")
     sent = sum(len(t.child.channel.controls) for t in tracks)
     w(f"  controls     {sent} sent; rejections {report.rejections}\n")
     counts = Counter(report.statuses.values())
@@ -324,11 +374,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--children", type=int, default=8, help="how many children (default 8)")
     parser.add_argument("--steps", type=int, default=3, help="model steps per turn (default 3)")
-    parser.add_argument("--deltas", type=int, default=100, help="text deltas per step (default 100)")
+    parser.add_argument("--deltas", type=int, default=1000,
+                        help="text deltas per step of the children left alone, which run at full "
+                        "speed (default 1000)")
+    parser.add_argument("--paced-deltas", type=int, default=20,
+                        help="text deltas per step of the children that get controls mid-turn "
+                        "(default 20)")
+    parser.add_argument("--delay", type=float, default=0.005,
+                        help="seconds before each delta of those paced children (default 0.005)")
     parser.add_argument("--delta-bytes", type=int, default=24, help="bytes per delta (default 24)")
-    parser.add_argument("--delay", type=float, default=0.002,
-                        help="seconds before each delta in the children that get controls mid-turn "
-                        "(default 0.002); the others run at full speed")
     parser.add_argument("--final-bytes", type=int, default=200,
                         help="bytes of each final answer (default 200)")
     parser.add_argument("--timeout", type=float, default=50.0, help="give up after this many seconds")
@@ -338,14 +392,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--children must be at least 1")
     if args.steps < 2:
         parser.error("--steps must be at least 2 (finalize and cancel happen mid-turn)")
-    if args.deltas < 2:
-        parser.error("--deltas must be at least 2")
+    if args.deltas < 2 or args.paced_deltas < 2:
+        parser.error("--deltas and --paced-deltas must be at least 2")
     try:
-        config = default_config(args.steps, args.deltas, args.delta_bytes, args.delay, args.final_bytes)
+        config = default_config(args.steps, args.deltas, args.delta_bytes, args.final_bytes)
+        paced = paced_config(config, args.paced_deltas, args.delay)
+        paced.check()
     except ValueError as exc:
         parser.error(str(exc))
     try:
-        report = run_demo(args.children, config=config, timeout=args.timeout,
+        report = run_demo(args.children, config=config, paced=paced, timeout=args.timeout,
                           live=False if args.plain else None)
     except KeyboardInterrupt:
         print("fenwire demo: interrupted", file=sys.stderr)
