@@ -429,8 +429,10 @@ def test_receiver_rules_hold_on_any_stream(backend: ModuleType, lines: list[byte
 
 # text ------------------------------------------------------------------------------------------
 
-any_text = st.text(alphabet=st.characters(codec=None, categories=None), max_size=300) | MULTIBYTE
-limits = st.integers(-3, 700)
+small_text = st.text(alphabet=st.characters(codec=None, categories=None), max_size=300) | MULTIBYTE
+# long texts (repeats), with the budgets normalize uses
+any_text = small_text | st.builds(lambda t, n: t * n, small_text, st.integers(1, 400))
+limits = st.integers(-3, 700) | st.sampled_from([159, 160, 4095, 4096, 4097, 12288, 65535])
 
 
 def nbytes(s: str) -> int:
