@@ -51,6 +51,7 @@ IDLE_TICK = 0.300
 RESULT_OVERHEAD_BYTES = 1024
 POST_INTERRUPT_ITEMS = 1000
 FLUSH_BYTES = 64 * 1024
+DROP_REFS_PER_LINE = 2048  # 2048 refs of up to 16 digits fit one line with room to spare
 DEFAULT_FINALIZE_NOTE = (
     "Stop working now. Without calling tools, give your final answer from what you have so far."
 )
@@ -509,8 +510,11 @@ class Presenter:
         self._steering.clear()
         self._follow_ups.clear()
         if refs:
-            self._emit("info", {"timestamp": _timestamp(),
-                                "summary": f"dropped {len(refs)} queued input line(s)", "refs": refs})
+            summary = f"dropped {len(refs)} queued input line(s)"
+            # One info line; only a queue too long for one line is split over several.
+            for start in range(0, len(refs), DROP_REFS_PER_LINE):
+                self._emit("info", {"timestamp": _timestamp(), "summary": summary,
+                                    "refs": refs[start:start + DROP_REFS_PER_LINE]})
 
     def _finish(self) -> None:
         self._drop_queued()

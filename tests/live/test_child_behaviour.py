@@ -75,6 +75,13 @@ def s_drop_on_finalize(ctx: Ctx) -> Any:
             + line(4, "finalize", run))
 
 
+def s_drop_many(ctx: Ctx) -> Any:
+    run = ctx.child.run
+    yield seen("assistant-text-delta")
+    ctx.raw(b"".join(line(i, "steer", run, text=f"s{i}") for i in range(2, 3002))
+            + line(3002, "finalize", run))
+
+
 def s_drop_on_close(ctx: Ctx) -> Any:
     run = ctx.child.run
     yield seen("assistant-text-delta")
@@ -102,6 +109,7 @@ def scenarios() -> list[Scenario]:
         Scenario("big-final", lambda ctx: close_when_idle(ctx), mock=BIG),
         Scenario("drop-on-finalize", s_drop_on_finalize, mock=LONG),
         Scenario("drop-on-close", s_drop_on_close, mock=LONG),
+        Scenario("drop-many", s_drop_many, mock=LONG),
         Scenario("mock-fails", None, mock={"steps": 3, "deltas": 2, "fail_step": 2}),
         Scenario("mock-exits", None, mock={"steps": 3, "deltas": 2, "exit_step": 2, "exit_code": 3}),
         Scenario("kill-midline-self", None,
@@ -247,6 +255,23 @@ def test_close_drops_queued_follow_ups_before_the_result(out: dict[str, Outcome]
     assert o.types[-3:] == ["info", "result", "exit"], o.describe()
     assert o.events[-3]["refs"] == [2, 3]
     assert o.events[-3]["summary"] == "dropped 2 queued input line(s)"
+
+
+def test_a_long_dropped_queue_is_listed_in_full(out: dict[str, Outcome]) -> None:
+    o = out["drop-many"]
+    _ok(o)
+    assert o.status == "done", o.describe()
+    acks = o.acks()
+    assert [a["ref"] for a in acks] == list(range(1, 3003))
+    assert all(a["status"] == "accepted" for a in acks)
+    infos = [e for e in o.events if e["type"] == "info"]
+    refs = [r for e in infos for r in e["refs"]]
+    injected = [e["ref"] for e in o.events if e["type"] == "steering-injected"]
+    assert sorted(refs + injected) == list(range(2, 3002)), o.describe()
+    if not injected:  # all of them read before the step boundary: the usual case
+        assert len(infos) == 2 and len(infos[0]["refs"]) == 2048
+        assert infos[0]["summary"] == "dropped 3000 queued input line(s)"
+        assert o.events.index(infos[0]) == o.events.index(acks[-1]) + 1
 
 
 def test_agent_error_fails_the_run(out: dict[str, Outcome]) -> None:
