@@ -6,7 +6,7 @@ import os
 import signal
 from typing import Any
 
-from fenwire_fast.agent import TurnContext, TurnGenerator, TurnInput, TurnResult
+from fenwire_fast.agent import TurnContext, TurnGenerator, TurnInput, TurnInterrupted, TurnResult, Wait
 
 
 class EchoAgent:
@@ -54,3 +54,72 @@ def not_an_agent() -> int:
 
 def broken_factory() -> None:
     raise RuntimeError("no model configured")
+
+
+class CleanupAgent:
+    """Catches the interruption, reports its own cancelled tool result, then ends the turn."""
+
+    def turn(self, request: TurnInput, ctx: TurnContext) -> TurnGenerator:
+        yield {"type": "tool-call", "name": "slow", "id": "slow-1", "arguments": {}}
+        try:
+            while True:
+                yield Wait(0.05)
+        except TurnInterrupted as exc:
+            yield {"type": "tool-result", "name": "slow", "id": "slow-1", "tool-call-id": "slow-1",
+                   "is-error?": True, "result": f"stopped by {exc.reason}"}
+            yield {"type": "error", "error": f"interrupted: {exc.reason}", "source": "agent"}
+        return None
+
+
+def cleanup() -> CleanupAgent:
+    return CleanupAgent()
+
+
+class StubbornAgent:
+    """Ignores interruptions and would yield events forever."""
+
+    def turn(self, request: TurnInput, ctx: TurnContext) -> TurnGenerator:
+        n = 0
+        while True:
+            n += 1
+            try:
+                yield {"type": "assistant-text-delta", "content-index": 0, "delta": f"{n} "}
+                if n < 5:
+                    yield Wait(0.05)
+            except TurnInterrupted:
+                pass
+
+
+def stubborn() -> StubbornAgent:
+    return StubbornAgent()
+
+
+class BadYieldAgent:
+    def turn(self, request: TurnInput, ctx: TurnContext) -> TurnGenerator:
+        yield {"type": "llm-start"}
+        yield 42  # type: ignore[misc]
+
+
+def bad_yield() -> BadYieldAgent:
+    return BadYieldAgent()
+
+
+class BadStartAgent(EchoAgent):
+    def start(self) -> list[dict[str, Any]]:
+        raise RuntimeError("cannot reach the model")
+
+
+def bad_start() -> BadStartAgent:
+    return BadStartAgent()
+
+
+class ListAgent:
+    """A turn that is a plain list (no generator): it cannot be interrupted mid-way."""
+
+    def turn(self, request: TurnInput, ctx: TurnContext) -> Any:
+        return [{"type": "assistant-text", "final?": True, "text": f"list says {request.text}"},
+                {"type": "llm-end", "stop-reason": "stop", "usage": {"output": 2}}]
+
+
+def list_agent() -> ListAgent:
+    return ListAgent()
