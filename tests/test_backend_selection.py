@@ -225,3 +225,14 @@ def test_package_exports() -> None:
     assert fenwire_fast.is_control_type("prompt") and not fenwire_fast.is_control_type(["prompt"])
     for name in fenwire_fast.__all__:
         assert hasattr(fenwire_fast, name), name
+
+
+def test_cli_version_names_the_backend() -> None:
+    code = "import runpy, sys; sys.argv = ['fenwire', '--version']; runpy.run_module('fenwire_fast', run_name='__main__')"
+    out = _run(code, FENWIRE_NO_EXTENSIONS="1")
+    assert out.endswith("(python backend)") and "0.1.0" in out
+    out = _run(code)
+    if no_extensions():
+        assert out.endswith(("(python backend)", "(rust backend)"))
+    else:
+        assert out.endswith("(rust backend)")

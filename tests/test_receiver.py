@@ -283,6 +283,15 @@ class TestFeed:
             ],
         )
 
+    def test_accepts_bytes_like_rejects_str(self, backend: ModuleType) -> None:
+        rx = backend.Receiver("control")
+        assert rx.feed(bytearray(cancel(1) + b"\n"))[0]["seq"] == 1
+        assert rx.feed(memoryview(cancel(2) + b"\n"))[0]["seq"] == 2
+        for bad in (cancel(3).decode() + "\n", None, 5):
+            with pytest.raises(TypeError):
+                rx.feed(bad)  # type: ignore[arg-type]
+        assert rx.seq == 2 and rx.buffered == 0
+
     def test_crlf_lines_are_valid(self, backend: ModuleType) -> None:
         rx = backend.Receiver("control")
         out = rx.feed(cancel(1) + b"\r\n" + cancel(2) + b"\r\r\n")
