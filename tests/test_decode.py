@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 import pytest
-from conftest import assert_strict_equal, strict
+from conftest import assert_strict_equal
 
 from fenwire_fast import MAX_LINE_BYTES, Rejection
 

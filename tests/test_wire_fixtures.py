@@ -4,7 +4,6 @@ hold for both backends."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
