@@ -236,3 +236,12 @@ def test_cli_version_names_the_backend() -> None:
         assert out.endswith(("(python backend)", "(rust backend)"))
     else:
         assert out.endswith("(rust backend)")
+
+
+def test_boundary_names_are_the_documented_ones() -> None:
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "backend-boundary.md").read_text()
+    documented = re.findall(r"^\| `(\w+)` \|", doc, flags=re.M)
+    assert sorted(documented) == sorted(BOUNDARY_NAMES)
