@@ -558,3 +558,75 @@ def test_diff_text(pure: ModuleType, native: ModuleType, text: str, limit: int) 
     same(pure.utf8_prefix(text, limit), native.utf8_prefix(text, limit))
     same(pure.truncate_line(text, limit), native.truncate_line(text, limit))
     same(pure.scrub(text, limit), native.scrub(text, limit))
+
+
+# Python values JSON cannot carry, and subclasses of the JSON types ---------------------------
+
+
+class _S(str):
+    pass
+
+
+class _I(int):
+    pass
+
+
+class _F(float):
+    pass
+
+
+class _D(dict):  # type: ignore[type-arg]
+    pass
+
+
+class _L(list):  # type: ignore[type-arg]
+    pass
+
+
+py_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(), st.text(alphabet=st.characters(codec=None, categories=None), max_size=10),
+    st.binary(max_size=3), st.sampled_from([object(), (1,), frozenset([1]), complex(1, 1), _S("s"), _I(7), _F(1.5), _F(float("nan"))]),
+)  # fmt: skip
+py_values = st.recursive(
+    py_scalars,
+    lambda c: st.one_of(
+        st.lists(c, max_size=4),
+        st.lists(c, max_size=3).map(tuple),
+        st.lists(c, max_size=3).map(_L),
+        st.dictionaries(st.text(max_size=5), c, max_size=4),
+        st.dictionaries(st.text(max_size=5), c, max_size=3).map(_D),
+        st.dictionaries(st.integers() | st.none() | st.text(max_size=3).map(_S), c, max_size=2),
+    ),
+    max_leaves=12,
+)
+
+
+@st.composite
+def py_messages(draw: st.DrawFn) -> Any:
+    msg, _ = draw(valid_messages())
+    for key in draw(st.lists(st.sampled_from(list(msg)), max_size=3)):
+        msg[key] = draw(py_values)
+    if draw(st.booleans()):
+        msg[draw(st.text(max_size=4))] = draw(py_values)
+    return msg
+
+
+@given(py_messages() | py_values, st.sampled_from(["event", "control"]))
+def test_validate_and_encode_never_raise_on_python_values(backend: ModuleType, msg: Any, direction: str) -> None:
+    got, rej = backend.validate(msg, direction)
+    assert (got is msg) if rej is None else (got is None and type(rej) is Rejection)
+    line, rej2 = backend.encode(msg, direction)
+    assert (line is None) != (rej2 is None)
+    if rej is not None:
+        assert_strict_equal(rej2, rej)
+    elif line is not None:
+        assert type(line) is bytes and len(line) < MAX_LINE_BYTES
+        assert backend.decode(line, direction)[1] is None
+
+
+@given(py_messages() | py_values, st.sampled_from(["event", "control"]))
+def test_diff_python_values(pure: ModuleType, native: ModuleType, msg: Any, direction: str) -> None:
+    a, b = pure.validate(msg, direction), native.validate(msg, direction)
+    same(a[1], b[1])
+    assert (a[0] is msg) == (b[0] is msg)
+    same(pure.encode(msg, direction), native.encode(msg, direction))
