@@ -45,6 +45,18 @@ class _FileCursor:
                 return None
         return os.fstat(self._fd).st_size
 
+    def idle_status(self) -> str | None:
+        """``MISSING``, ``TRUNCATED`` or ``OK`` when there is nothing to read; ``None`` when new
+        bytes wait past the offset."""
+        size = self.size()
+        if size is None:
+            return MISSING
+        if size < self.offset:
+            return TRUNCATED
+        if size == self.offset:
+            return OK
+        return None
+
     def read(self, count: int) -> bytes:
         assert self._fd is not None
         return os.pread(self._fd, count, self.offset)
@@ -91,13 +103,9 @@ class LineReader:
     def read(self) -> tuple[list[bytes], str]:
         """Read at most one chunk; return ``(lines, status)``."""
         cursor = self._cursor
-        size = cursor.size()
-        if size is None:
-            return [], MISSING
-        if size < cursor.offset:
-            return [], TRUNCATED
-        if size == cursor.offset:
-            return [], OK
+        status = cursor.idle_status()
+        if status is not None:
+            return [], status
         chunk = cursor.read(self.max_bytes)
         pos = 0
         lines: list[bytes] = []
@@ -174,13 +182,9 @@ class Tailer:
     def poll(self) -> tuple[list[Any], str]:
         """Read the next chunk; return ``(messages_and_rejections, status)``."""
         cursor = self._cursor
-        size = cursor.size()
-        if size is None:
-            return [], MISSING
-        if size < cursor.offset:
-            return [], TRUNCATED
-        if size == cursor.offset:
-            return [], OK
+        status = cursor.idle_status()
+        if status is not None:
+            return [], status
         chunk = cursor.read(self.max_bytes)
         cursor.offset += len(chunk)
         return self.receiver.feed(chunk), OK
