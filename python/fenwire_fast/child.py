@@ -203,19 +203,27 @@ class Presenter:
                     break
                 self._flush()
                 self._sleep()
+        except KeyboardInterrupt:
+            self._give_up("interrupted")
         except Exception as exc:  # noqa: BLE001 - a presenter bug still ends the run cleanly
-            self._stderr(f"fenwire child: internal error: {_describe(exc)}")
-            if self.exit_status is None:
-                self.exit_status = "failed"
-                self._emit("exit", {"status": "failed", "error": f"internal error: {_describe(exc)}"})
+            self._give_up(f"internal error: {_describe(exc)}")
         finally:
             try:
                 self._flush()
+            except OSError as exc:
+                self._stderr(f"fenwire child: cannot write to {self.event_path}: {exc.strerror or exc}")
             finally:
                 os.close(self._fd)
                 self._reader.close()
                 self._close_agent()
         return 0 if self.exit_status == "done" else 1
+
+    def _give_up(self, reason: str) -> None:
+        """End the run as failed after something outside the protocol went wrong."""
+        self._stderr(f"fenwire child: {reason}")
+        if self.exit_status is None:
+            self.exit_status = "failed"
+            self._emit("exit", {"status": "failed", "error": reason})
 
     def _sleep(self) -> None:
         turn = self._turn
@@ -251,35 +259,39 @@ class Presenter:
                 return
 
     def _resume(self, turn: _Turn) -> None:
+        """Resume the turn once: throw the pending interruption in, or take its next item."""
+        item: Any = None
+        ended = False
+        result: TurnResult | None = None
+        error: BaseException | None = None
         try:
             if turn.interrupt is not None and not turn.thrown:
                 turn.thrown = True
                 throw = getattr(turn.items, "throw", None)
-                if throw is None:
-                    self._turn_ended(turn, None, None)
-                    return
-                item = throw(TurnInterrupted(turn.interrupt))
+                if throw is None:  # a plain iterator cannot be interrupted: just stop it
+                    ended = True
+                else:
+                    item = throw(TurnInterrupted(turn.interrupt))
+            elif turn.thrown and turn.after_interrupt >= POST_INTERRUPT_ITEMS:
+                ended = True  # it will not stop by itself: cut it off
+                close = getattr(turn.items, "close", None)
+                if close is not None:
+                    close()
             else:
                 if turn.thrown:
                     turn.after_interrupt += 1
-                    if turn.after_interrupt > POST_INTERRUPT_ITEMS:
-                        close = getattr(turn.items, "close", None)
-                        if close is not None:
-                            close()
-                        self._turn_ended(turn, None, None)
-                        return
                 item = next(turn.items)
         except StopIteration as stop:
-            value = stop.value
-            self._turn_ended(turn, value if isinstance(value, TurnResult) else None, None)
-            return
+            ended = True
+            result = stop.value if isinstance(stop.value, TurnResult) else None
         except TurnInterrupted:
-            self._turn_ended(turn, None, None)
-            return
+            ended = True
         except Exception as exc:  # noqa: BLE001 - an agent error ends the turn and fails the run
-            self._turn_ended(turn, None, exc)
-            return
-        if isinstance(item, Wait):
+            ended = True
+            error = exc
+        if ended:
+            self._turn_ended(turn, result, error)
+        elif isinstance(item, Wait):
             seconds = item.seconds if isinstance(item.seconds, (int, float)) else 0.0
             if seconds > 0:
                 turn.wait_until = time.monotonic() + seconds
