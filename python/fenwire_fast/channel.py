@@ -27,6 +27,7 @@ from . import DRAIN_BYTE_BUDGET, Rejection, Sender, session
 __all__ = ["Channel", "SentControl", "PollError", "SendError", "read_final_text", "MAX_FINAL_TEXT_BYTES"]
 
 MAX_FINAL_TEXT_BYTES = 256 * 1024 * 1024
+_MIRRORED = frozenset({"ready", "control-ack", "turn-started", "turn-complete", "result", "exit"})
 
 
 @dataclass
@@ -218,23 +219,29 @@ class Channel:
             if self.error is None:
                 self.error = "event file truncated"
                 errors.append(PollError(self.error))
+        run = self.run
+        append = messages.append
+        exited = self.exit is not None
         for item in items:
-            if self.exit is not None:
+            if exited:
                 self.ignored_after_exit += 1
                 continue
-            if isinstance(item, Rejection):
+            if type(item) is not dict and isinstance(item, Rejection):
                 if item.fatal and self.error is None:
                     self.error = item.reason
                 errors.append(PollError(item.reason, item))
                 continue
-            if item.get("run") != self.run:
+            if item.get("run") != run:
                 self.error = f"event for foreign run {item.get('run')}"
                 errors.append(PollError(self.error))
                 continue
-            self.events += 1
-            self.last_seq = item["seq"]
-            self._mirror(item)
-            messages.append(item)
+            if item["type"] in _MIRRORED:
+                self._mirror(item)
+                exited = self.exit is not None
+            append(item)
+        if messages:
+            self.events += len(messages)
+            self.last_seq = messages[-1]["seq"]
         if errors:
             self.errors.extend(errors)
         return messages, errors
