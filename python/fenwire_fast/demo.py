@@ -59,6 +59,8 @@ class _Track:
     events: list[dict[str, Any]] = field(default_factory=list)
     bytes: int = 0
     deltas_in_first_turn: int = 0
+    first_at: float = 0.0
+    last_at: float = 0.0
     turns_done: int = 0
     trigger_seq: int | None = None
     closed: bool = False
@@ -124,6 +126,14 @@ def _close_idle(tracks: list[_Track]) -> None:
             child.close()
 
 
+def _rate(t: _Track) -> float:
+    """A child's events per second, from its first event to its last (or to now while it runs)."""
+    if not t.events:
+        return 0.0
+    end = t.last_at if t.child.finished else time.monotonic()
+    return len(t.events) / max(end - t.first_at, 1e-3)
+
+
 class _Progress:
     def __init__(self, out: IO[str], tracks: list[_Track], live: bool, interval: float,
                  total: int) -> None:
@@ -160,7 +170,8 @@ class _Progress:
         if len(self.tracks) <= 16:
             for t in self.tracks:
                 rows.append(f"  {t.child.run:<10} {t.role:<9} {t.child.status:<10} "
-                            f"turns {t.turns_done:<2} events {len(t.events):>6}")
+                            f"turns {t.turns_done:<2} events {len(t.events):>6} "
+                            f"{_rate(t):>9,.0f} events/s")
         else:
             letters = "".join(_LETTER.get(t.child.status, "?") for t in self.tracks)
             for i in range(0, len(letters), 64):
@@ -297,6 +308,9 @@ def run_demo(
                     first_event = last_event
             for child, event in batch:
                 track = by_child[id(child)]
+                if not track.events:
+                    track.first_at = last_event
+                track.last_at = last_event
                 track.events.append(event)
                 if event["type"] == "control-ack" and "ref" in event:
                     track.acks[int(event["ref"])] += 1
