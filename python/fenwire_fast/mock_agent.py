@@ -370,6 +370,8 @@ def _check_turn(config: MockConfig, turn: int, body: list[Mapping[str, Any]],
     if aborted:
         while got and _is_cancelled_result(got[-1]):
             got.pop()
+    if not got and aborted:
+        return []  # interrupted before its first step
     if not got or got[0].get("type") != "user":
         return [f"turn {turn} does not start with the user event"]
     text = got[0].get("text", "")

@@ -116,3 +116,19 @@ def test_child_obeys_the_golden_control_lines(tmp_path: Path) -> None:
     ]
     assert [e["seq"] for e in got] == list(range(1, 13))
     assert all(e["run"] == "subagent-1" for e in got)
+
+
+def test_transcript_check_accepts_a_turn_interrupted_before_its_first_step() -> None:
+    from fenwire_fast.mock_agent import MockConfig, check_transcript
+
+    events = [{"v": 1, "seq": 1, "type": "ready", "run": "r"},
+              {"v": 1, "seq": 2, "type": "control-ack", "run": "r", "ref": 1, "status": "accepted"},
+              {"v": 1, "seq": 3, "type": "turn-started", "run": "r", "turn": 1},
+              {"v": 1, "seq": 4, "type": "control-ack", "run": "r", "ref": 2, "status": "accepted"},
+              {"v": 1, "seq": 5, "type": "turn-complete", "run": "r", "turn": 1, "stop-reason": "aborted"},
+              {"v": 1, "seq": 6, "type": "exit", "run": "r", "status": "cancelled"}]
+    assert check_transcript(MockConfig(), events) == []
+    events[4]["stop-reason"] = "stop"
+    assert check_transcript(MockConfig(), events) == ["turn 1 does not start with the user event"]
+    events[3]["seq"] = 7
+    assert "event 4 has seq 7, expected 4" in check_transcript(MockConfig(), events)
