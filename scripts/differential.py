@@ -1,0 +1,480 @@
+#!/usr/bin/env python3
+"""Differential test: the Rust backend (`fenwire_fast._native`) against the pure one (`_pure`).
+
+Feeds both backends the same random, mutated and adversarial inputs and compares every field of
+every result, type for type: decoded messages (key order, int vs float vs bool, the sign of
+-0.0), rejections (code, reason, fatal, seq, type, run, errors), `validate` and `encode` of
+Python dicts, `Sender.next`, the receiver's `seq` after every line, `Receiver.feed` and `Framer`
+over random splits of a stream (output and `buffered` after every piece), and the text
+primitives. Exits 1 on the first difference(s), printing a reproducer.
+
+    python scripts/differential.py -n 20000 --seed 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import sys
+import time
+from typing import Any, Callable
+
+import orjson
+
+from fenwire_fast import _native as rust
+from fenwire_fast import _pure as pure
+from fenwire_fast._schema import CONTROL_SCHEMAS, ENUMS, EVENT_SCHEMAS
+from fenwire_fast._types import MAX_LINE_BYTES, Rejection
+
+# ---------------------------------------------------------------------------------------------
+# Strict comparison
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal, with equal types all the way down (1 != 1.0 != True, -0.0 != 0.0, key order)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a.keys()) == list(b.keys()) and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float):
+        if math.isnan(a):
+            return math.isnan(b)
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+    if isinstance(a, Rejection):
+        return all(
+            same(getattr(a, f), getattr(b, f))
+            for f in ("code", "reason", "fatal", "seq", "type", "run", "errors")
+        )
+    return bool(a == b)
+
+
+def outcome(fn: Callable[[], Any]) -> Any:
+    try:
+        return ("ok", fn())
+    except Exception as exc:  # noqa: BLE001 - an exception is a result to compare
+        return ("raised", type(exc).__name__)
+
+
+# ---------------------------------------------------------------------------------------------
+# Inputs
+
+SCALARS: list[Any] = [
+    None, True, False, 0, 1, -1, 2, 1.0, 2.0, 0.5, -0.0, 1.5, 1e300, -1e300,
+    2**53 - 1, 2**53, 2**63 - 1, 2**63, 2**64 - 1, -(2**63),
+    "", "x", "é", "日本", "😀", "\u2028", "a\"b\\c", "\x00\x1f\x7f\x85", "accepted", "rejected",
+    "applied", "done", "cancelled", "failed", "timed-out", "ok",
+    [], {}, [1], [1, 2.0], [0], [1.5], ["x"], [2**53], {"a": 1}, {"": None}, [[]], [{}],
+]
+# Python-only values for validate/encode (not JSON).
+PY_ONLY: list[Any] = [
+    float("nan"), float("inf"), -float("inf"), 2**64, -(2**63) - 1, 2**100, (1, 2), {1, 2},
+    b"bytes", "\ud800", "a\udfffb", {1: 2}, {"k": "\udc00"}, {"\ud800": 1}, object(),
+    [float("nan")], {"a": [1, {"b": 2**70}]}, frozenset(),
+]
+RAW_TOKENS = [
+    "1e400", "-1e400", "1.7976931348623159e308", "1e-400", "-1e-400", "-0", "-0.0", "1E2", "1e-0",
+    "1.0", "01", "-01", "1.", ".5", "+1", "1e", "NaN", "Infinity", "-Infinity", "0x10",
+    '"\\ud800"', '"\\udc00"', '"\\ud83d\\ude00"', '"\\ud800\\u0041"', '"\\u0000"', '"\\/"',
+    '"\\x"', '"\\U0041"', '"a\x01b"', '"\x7f"', "[]", "{}", "[ ]", "{ }", "[1,]", '{"a":1,}',
+    "null", "true", "false", "tru", "nul", "18446744073709551615", "18446744073709551616",
+    "-9223372036854775808", "-9223372036854775809", "9007199254740991", "9007199254740992",
+    "1" + "0" * 400, "0.1e1", "4.9e-324", "2.4e-324", '"' + "é" * 3 + '"', "[1 2]",
+    "[" * 1024 + "]" * 1024, "[" * 1025 + "]" * 1025,
+]
+WS = ["", "", "", " ", "\t", "\r", "\n", " \r\n\t"]
+ALL_TYPES = sorted(EVENT_SCHEMAS) + sorted(CONTROL_SCHEMAS) + ["nope", "subagent-start", ""]
+
+
+def good_value(rng: random.Random, kind: str) -> Any:
+    if kind == "string":
+        return rng.choice(["", "text", "héllo", "line\nbreak", "😀" * 3, "x" * rng.randint(0, 50)])
+    if kind == "boolean":
+        return rng.random() < 0.5
+    if kind == "number":
+        return rng.choice([0, 1, -3, 2.5, 1e10, 0.125])
+    if kind == "integer":
+        return rng.choice([0, 1, -1, 7, 2.0, -4.0])
+    if kind == "pos":
+        return rng.choice([1, 2, 9007199254740991, 5.0])
+    if kind == "object":
+        return rng.choice([{}, {"input": 1, "output": 2}, []])
+    if kind == "array":
+        return rng.choice([[], {}, [1, 2]])
+    if kind == "refs":
+        return rng.choice([[], [1, 2, 3], {}, [4.0]])
+    if kind == "any":
+        return rng.choice([None, 1, "x", [1, {"a": None}], {"content": [{"text": "t"}]}])
+    if kind in ENUMS:
+        return rng.choice(ENUMS[kind])
+    raise AssertionError(kind)
+
+
+def random_message(rng: random.Random) -> dict[str, Any]:
+    direction_tables = [EVENT_SCHEMAS, CONTROL_SCHEMAS]
+    table = rng.choice(direction_tables)
+    type_name = rng.choice(sorted(table)) if rng.random() < 0.9 else rng.choice(ALL_TYPES)
+    msg: dict[str, Any] = {"v": 1, "seq": rng.randint(1, 50), "type": type_name, "run": "r"}
+    schema = table.get(type_name)
+    if schema is not None:
+        for name, kind in schema.fields:
+            if name in schema.required or rng.random() < 0.5:
+                msg[name] = good_value(rng, kind)
+    if rng.random() < 0.2:
+        msg["extra"] = rng.choice(SCALARS)
+    keys = list(msg)
+    if rng.random() < 0.3:
+        rng.shuffle(keys)
+        msg = {k: msg[k] for k in keys}
+    return msg
+
+
+def mutate_dict(rng: random.Random, msg: dict[str, Any], python_values: bool) -> dict[str, Any]:
+    msg = dict(msg)
+    for _ in range(rng.randint(1, 3)):
+        r = rng.random()
+        keys = list(msg)
+        pool = SCALARS + PY_ONLY if python_values else SCALARS
+        if r < 0.45 and keys:
+            msg[rng.choice(keys)] = rng.choice(pool)
+        elif r < 0.6 and keys:
+            del msg[rng.choice(keys)]
+        elif r < 0.8:
+            msg[rng.choice(["v", "seq", "type", "run", "status", "ref", "refs", "turn", "text",
+                            "final?", "usage", "content-index", "stop-reason"])] = rng.choice(pool)
+        else:
+            msg[rng.choice(["type"])] = rng.choice(ALL_TYPES)
+    return msg
+
+
+def to_json_text(rng: random.Random, msg: dict[str, Any], raw: dict[str, str] | None = None) -> str:
+    """JSON text for `msg`, with optional raw tokens for some keys and random whitespace."""
+    parts = []
+    for key, value in msg.items():
+        token = raw[key] if raw and key in raw else orjson.dumps(value).decode()
+        ws = [rng.choice(WS) for _ in range(4)]
+        parts.append(f"{ws[0]}{orjson.dumps(key).decode()}{ws[1]}:{ws[2]}{token}{ws[3]}")
+    return rng.choice(WS) + "{" + ",".join(parts) + "}" + rng.choice(WS)
+
+
+def mutate_bytes(rng: random.Random, data: bytes) -> bytes:
+    b = bytearray(data)
+    for _ in range(rng.randint(1, 4)):
+        r = rng.random()
+        pos = rng.randint(0, len(b)) if b else 0
+        if r < 0.3 and b:
+            b[min(pos, len(b) - 1)] = rng.randrange(256)
+        elif r < 0.5:
+            b[pos:pos] = bytes([rng.choice(b'{}[]",:\\ \t\r01e.-+nulltrfaxs\xc3\xa9\xff\xc3\xed\xa0\x80\xef\xbb\xbf')])
+        elif r < 0.65 and b:
+            del b[pos : pos + rng.randint(1, 4)]
+        elif r < 0.75:
+            b = b[: rng.randint(0, len(b))]
+        elif r < 0.85:
+            b[pos:pos] = rng.choice(RAW_TOKENS).encode()
+        else:
+            b[pos:pos] = rng.choice(["é", "😀", "\u2028", "\x00"]).encode()
+    return bytes(b)
+
+
+def random_line(rng: random.Random) -> bytes | str:
+    r = rng.random()
+    msg = random_message(rng)
+    if r < 0.35:
+        line = to_json_text(rng, msg).encode()
+    elif r < 0.55:
+        keys = list(msg) + ["v", "seq", "type", "run", "status", "refs", "turn", "ref"]
+        raw = {rng.choice(keys): rng.choice(RAW_TOKENS) for _ in range(rng.randint(1, 2))}
+        for k in raw:
+            msg.setdefault(k, None)
+        line = to_json_text(rng, msg, raw).encode()
+    elif r < 0.75:
+        line = mutate_bytes(rng, orjson.dumps(msg))
+    elif r < 0.82:
+        line = orjson.dumps(mutate_dict(rng, msg, False))
+    elif r < 0.86:
+        # duplicate keys
+        items = list(msg.items())
+        k, _ = rng.choice(items)
+        text = to_json_text(rng, msg)[:-1].rstrip()
+        if text.endswith("}"):
+            text = text[:-1]
+        line = (text + f',{orjson.dumps(k).decode()}:{orjson.dumps(rng.choice(SCALARS)).decode()}}}').encode()
+    elif r < 0.9:
+        line = rng.choice(RAW_TOKENS).encode() if rng.random() < 0.7 else bytes(
+            rng.randrange(256) for _ in range(rng.randint(0, 20))
+        )
+    elif r < 0.93:
+        # near the line limit
+        pad = MAX_LINE_BYTES - rng.randint(-3, 60)
+        msg["text"] = "x" * max(0, pad)
+        line = orjson.dumps(msg)
+        line = line[: rng.choice([len(line), MAX_LINE_BYTES - 1, MAX_LINE_BYTES, MAX_LINE_BYTES + 1])]
+    elif r < 0.95:
+        line = rng.choice([b"", b" ", b"\t", b"\r", b" \r\n ", b"\xef\xbb\xbf{}", b"{}", b"[]", b"1"])
+    else:
+        # str lines, some with lone surrogates
+        text = to_json_text(rng, msg)
+        if rng.random() < 0.5:
+            pos = rng.randint(0, len(text))
+            text = text[:pos] + rng.choice(["\ud800", "\udfff", "é", "\x00"]) + text[pos:]
+        return text
+    return line
+
+
+def random_text(rng: random.Random) -> str:
+    alphabet = ["a", "b", " ", "\n", "\t", "\r", "\x00", "\x01", "\x1f", "\x7f", "\x85", "\x9f",
+                "\xa0", "é", "…", "日", "😀", "\ud800", "\udfff", "\u2028", "\\"]
+    n = rng.choice([0, 1, 2, 5, 20, 100, 500])
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks
+
+
+class Diff(Exception):
+    pass
+
+
+def check(label: str, repro: str | Callable[[], str], a: Any, b: Any) -> None:
+    if not same(a, b):
+        text = repro() if callable(repro) else repro
+        raise Diff(f"{label}: {text}\n  pure: {a!r:.2000}\n  rust: {b!r:.2000}")
+
+
+def check_decode(rng: random.Random, line: bytes | str) -> None:
+    if isinstance(line, bytes) and rng.random() < 0.05:
+        line = BytesSub(line)
+    elif isinstance(line, str) and rng.random() < 0.1:
+        line = StrSub(line)
+    direction = rng.choice(["event", "control"]) if rng.random() < 0.97 else rng.choice(["x", None, 1])
+    a = outcome(lambda: pure.decode(line, direction))
+    b = outcome(lambda: rust.decode(line, direction))
+    check("decode", f"decode({line!r:.300}, {direction!r})", a, b)
+    if a[0] == "ok" and a[1][0] is not None:
+        msg = a[1][0]
+        va = outcome(lambda: pure.validate(msg, direction))
+        vb = outcome(lambda: rust.validate(msg, direction))
+        check("validate(decoded)", f"validate({msg!r:.300}, {direction!r})", va, vb)
+        ea = outcome(lambda: pure.encode(msg, direction))
+        eb = outcome(lambda: rust.encode(msg, direction))
+        check("encode(decoded)", f"encode({msg!r:.300}, {direction!r})", ea, eb)
+
+
+class IntSub(int):
+    pass
+
+
+class StrSub(str):
+    pass
+
+
+class FloatSub(float):
+    pass
+
+
+class DictSub(dict):  # type: ignore[type-arg]
+    pass
+
+
+class ListSub(list):  # type: ignore[type-arg]
+    pass
+
+
+class BytesSub(bytes):
+    pass
+
+
+# Subclasses of the JSON types: both backends take them like their base.
+SUBCLASSED: list[Any] = [
+    IntSub(3), StrSub("s"), DictSub(a=1), ListSub([1]), DictSub(), ListSub(),
+    FloatSub(1.5), {StrSub("k"): 1}, {"a": {StrSub("k"): 1}},
+]
+
+
+def check_dict(rng: random.Random) -> None:
+    msg = mutate_dict(rng, random_message(rng), True) if rng.random() < 0.8 else random_message(rng)
+    if rng.random() < 0.1:
+        extra = SUBCLASSED
+        msg[rng.choice(["extra", "seq", "v", "text", "refs", "usage", "type"])] = rng.choice(extra)
+    direction = rng.choice(["event", "control"])
+    if rng.random() < 0.03:
+        msg = rng.choice([[], "x", None, 1, (1,)])  # not a dict
+    va = outcome(lambda: pure.validate(msg, direction))
+    vb = outcome(lambda: rust.validate(msg, direction))
+    check("validate", f"validate({msg!r:.300}, {direction!r})", va, vb)
+    if va[0] == "ok" and va[1][0] is not None:
+        assert va[1][0] is msg and vb[1][0] is msg, "validate must return the same object"
+    ea = outcome(lambda: pure.encode(msg, direction))
+    eb = outcome(lambda: rust.encode(msg, direction))
+    check("encode", f"encode({msg!r:.300}, {direction!r})", ea, eb)
+
+
+def check_sender(rng: random.Random) -> None:
+    direction = rng.choice(["event", "control"])
+    run = rng.choice(["r", "run-1", "é", 5])
+    sa, sb = pure.Sender(direction, run), rust.Sender(direction, run)
+    for _ in range(rng.randint(1, 8)):
+        msg = random_message(rng) if rng.random() < 0.7 else mutate_dict(rng, random_message(rng), False)
+        t = msg.pop("type", rng.choice(ALL_TYPES))
+        for k in ("v", "seq", "run"):
+            if rng.random() < 0.8:
+                msg.pop(k, None)
+        payload: Any = msg if rng.random() < 0.9 else rng.choice([None, {}, [1], "x"])
+        a = outcome(lambda: sa.next(t, payload))
+        b = outcome(lambda: sb.next(t, payload))
+        check("Sender.next", f"Sender({direction!r}, {run!r}).next({t!r}, {payload!r:.300})", a, b)
+        check("Sender.seq", "after next", sa.seq, sb.seq)
+
+
+def check_receiver(rng: random.Random) -> None:
+    direction = rng.choice(["event", "control"])
+    ra, rb = pure.Receiver(direction), rust.Receiver(direction)
+    lines = []
+    seq = 0
+    for _ in range(rng.randint(1, 12)):
+        if rng.random() < 0.6:
+            msg = random_message(rng)
+            seq += rng.choice([1, 1, 1, 2, 0, -1, 5])
+            msg["seq"] = max(seq, 0) if rng.random() < 0.9 else rng.choice([1.0, float(seq), 0, -1, "3", 2**60])
+            line: bytes | str = orjson.dumps(msg)
+        else:
+            line = random_line(rng)
+        lines.append(line)
+        a = outcome(lambda: ra.receive(line))
+        b = outcome(lambda: rb.receive(line))
+        check("Receiver.receive", lambda: f"lines={lines!r:.600}", a, b)
+        check("Receiver.seq", lambda: f"lines={lines!r:.600}", ra.seq, rb.seq)
+
+
+def random_stream(rng: random.Random) -> bytes:
+    parts = []
+    for _ in range(rng.randint(0, 15)):
+        r = rng.random()
+        if r < 0.7:
+            line = random_line(rng)
+            if isinstance(line, str):
+                line = line.encode("utf-8", "surrogatepass")
+            parts.append(line)
+        elif r < 0.8:
+            parts.append(b"")
+        elif r < 0.9:
+            parts.append(b"x" * rng.choice([65535, 65536, 65537, 70000, 140000]))
+        else:
+            parts.append(b"\r")
+    data = b"\n".join(parts)
+    if rng.random() < 0.7:
+        data += b"\n"
+    return data
+
+
+def splits(rng: random.Random, data: bytes) -> list[bytes]:
+    cuts = sorted(rng.randint(0, len(data)) for _ in range(rng.randint(0, 6)))
+    if rng.random() < 0.2 and data:
+        cuts = list(range(0, len(data), rng.choice([1, 7, 4096, 65536]) if len(data) < 20000 else 4096))
+    pieces, last = [], 0
+    for c in cuts + [len(data)]:
+        pieces.append(data[last:c])
+        last = c
+    return pieces
+
+
+def check_feed(rng: random.Random) -> None:
+    data = random_stream(rng)
+    pieces = splits(rng, data)
+    direction = rng.choice(["event", "control"])
+    ra, rb = pure.Receiver(direction), rust.Receiver(direction)
+    for i, piece in enumerate(pieces):
+        kind = rng.choice([bytes, bytes, bytes, bytearray, memoryview])
+        arg = kind(piece)
+        a = outcome(lambda: ra.feed(arg))
+        b = outcome(lambda: rb.feed(arg))
+        def repro(i: int = i) -> str:
+            return f"Receiver({direction!r}).feed over pieces {[p[:200] for p in pieces[: i + 1]]!r:.900}"
+
+        check("Receiver.feed", repro, a, b)
+        check("Receiver.seq", repro, ra.seq, rb.seq)
+        check("Receiver.buffered", repro, ra.buffered, rb.buffered)
+    cap = rng.choice([1, 2, 5, 64, 65536, None])
+    fa = pure.Framer() if cap is None else pure.Framer(cap)
+    fb = rust.Framer() if cap is None else rust.Framer(cap)
+    for i, piece in enumerate(pieces):
+        a = outcome(lambda: fa.feed(piece))
+        b = outcome(lambda: fb.feed(piece))
+        def repro(i: int = i) -> str:  # noqa: F811
+            return f"Framer({cap}).feed over pieces {[p[:200] for p in pieces[: i + 1]]!r:.900}"
+
+        check("Framer.feed", repro, a, b)
+        check("Framer.buffered", repro, fa.buffered, fb.buffered)
+
+
+def check_text(rng: random.Random) -> None:
+    text = random_text(rng)
+    limit = rng.choice([-5, -1, 0, 1, 2, 3, 4, 5, 6, 10, 40, 60, 100, 160, 4096, 2**40])
+    for name in ("utf8_prefix", "truncate_line", "scrub"):
+        a = outcome(lambda: getattr(pure, name)(text, limit))
+        b = outcome(lambda: getattr(rust, name)(text, limit))
+        check(name, f"{name}({text!r}, {limit})", a, b)
+
+
+def check_misc(rng: random.Random) -> None:
+    for args in [
+        (rng.choice(ALL_TYPES), "r", rng.randint(0, 9), random_message(rng)),
+        ("t", "r", 1, None),
+        ("t", "r", 1, {}),
+        ("t", 5, "x", {"v": 2, "seq": 9, "type": "u", "run": "q", "a": 1}),
+    ]:
+        a = outcome(lambda: pure.message(*args))
+        b = outcome(lambda: rust.message(*args))
+        check("message", f"message{args!r}", a, b)
+    line = random_line(rng)
+    _, rej = pure.decode(line, "control")
+    if rej is not None:
+        check("rejection_ack", f"rejection_ack({rej!r})", pure.rejection_ack(rej), rust.rejection_ack(rej))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-n", type=int, default=20000, help="number of cases (default 20000)")
+    parser.add_argument("--seed", type=int, default=None, help="random seed (default: time-based)")
+    parser.add_argument("--max-diffs", type=int, default=5, help="stop after this many differences")
+    args = parser.parse_args()
+    seed = args.seed if args.seed is not None else int(time.time())
+    rng = random.Random(seed)
+    kinds: list[tuple[str, Callable[[], None], float]] = [
+        ("decode", lambda: check_decode(rng, random_line(rng)), 0.45),
+        ("dict", lambda: check_dict(rng), 0.17),
+        ("sender", lambda: check_sender(rng), 0.06),
+        ("receiver", lambda: check_receiver(rng), 0.1),
+        ("feed", lambda: check_feed(rng), 0.07),
+        ("text", lambda: check_text(rng), 0.12),
+        ("misc", lambda: check_misc(rng), 0.03),
+    ]
+    names = [k[0] for k in kinds]
+    weights = [k[2] for k in kinds]
+    funcs = {k[0]: k[1] for k in kinds}
+    counts = {name: 0 for name in names}
+    diffs: list[str] = []
+    start = time.time()
+    for _ in range(args.n):
+        name = rng.choices(names, weights)[0]
+        counts[name] += 1
+        try:
+            funcs[name]()
+        except Diff as d:
+            diffs.append(str(d))
+            if len(diffs) >= args.max_diffs:
+                break
+    elapsed = time.time() - start
+    print(f"differential: seed={seed} cases={sum(counts.values())} ({', '.join(f'{k} {v}' for k, v in counts.items())}) "
+          f"in {elapsed:.1f}s: {len(diffs)} difference(s)")
+    for d in diffs:
+        print("DIFF", d)
+    return 1 if diffs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
