@@ -1,0 +1,141 @@
+"""The implementations drained in the benchmarks: one call per 64 KiB piece, every one returning
+the messages of the piece as Python objects."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import msgspec
+import orjson
+
+from fenwire_fast import _pure
+
+try:
+    from fenwire_fast import _native
+except ImportError:  # pragma: no cover - the extension is not built
+    _native = None  # type: ignore[assignment]
+
+Opt = msgspec.field
+
+
+class _Display(msgspec.Struct, kw_only=True, omit_defaults=True, rename="kebab", tag_field="type"):
+    v: int
+    seq: int
+    run: str
+    timestamp: str | None = None
+    summary: str | None = None
+    transport_truncated: bool | None = msgspec.field(default=None, name="transport-truncated?")
+
+
+class Delta(_Display, tag="assistant-text-delta"):
+    content_index: int | None = None
+    delta: str | None = None
+
+
+class ThinkingDelta(_Display, tag="assistant-thinking-delta"):
+    content_index: int | None = None
+    delta: str | None = None
+
+
+class Text(_Display, tag="assistant-text"):
+    final: bool = msgspec.field(name="final?")
+    content_index: int | None = None
+    text: str | None = None
+
+
+class ToolCall(_Display, tag="tool-call"):
+    name: str
+    id: str | None = None
+    arguments: Any = None
+
+
+class ToolResult(_Display, tag="tool-result"):
+    name: str
+    is_error: bool = msgspec.field(name="is-error?")
+    id: str | None = None
+    tool_call_id: str | None = None
+    duration_seconds: float | None = None
+    result: Any = None
+
+
+class LlmStart(_Display, tag="llm-start"):
+    provider: str | None = None
+    model: str | None = None
+
+
+class LlmEnd(_Display, tag="llm-end"):
+    stop_reason: str | None = None
+    usage: dict[str, Any] | None = None
+
+
+class StreamEnd(_Display, tag="assistant-stream-end"):
+    final: bool = msgspec.field(name="final?")
+
+
+class TurnStarted(_Display, tag="turn-started"):
+    turn: int
+
+
+class TurnComplete(_Display, tag="turn-complete"):
+    turn: int
+    stop_reason: str
+    usage: dict[str, Any] | None = None
+
+
+class Info(_Display, tag="info"):
+    refs: list[int] | None = None
+
+
+Event = (
+    Delta | ThinkingDelta | Text | ToolCall | ToolResult | LlmStart | LlmEnd | StreamEnd
+    | TurnStarted | TurnComplete | Info
+)
+
+
+def drain_rust(chunks: list[bytes]) -> int:
+    rx = _native.Receiver("event")
+    n = 0
+    for chunk in chunks:
+        n += len(rx.feed(chunk))
+    return n
+
+
+def drain_pure(chunks: list[bytes]) -> int:
+    rx = _pure.Receiver("event")
+    n = 0
+    for chunk in chunks:
+        n += len(rx.feed(chunk))
+    return n
+
+
+def drain_orjson(chunks: list[bytes]) -> int:
+    """``orjson.loads`` per line (split on b"\\n"), no validation, no seq check, no line cap."""
+    loads = orjson.loads
+    n = 0
+    for chunk in chunks:
+        lines = chunk.split(b"\n")
+        lines.pop()  # the empty piece after the last newline
+        n += len([loads(line) for line in lines])
+    return n
+
+
+_decoder = msgspec.json.Decoder(Event)  # type: ignore[arg-type]
+
+
+def drain_msgspec(chunks: list[bytes]) -> int:
+    """msgspec ``decode_lines`` into typed structs, then ``to_builtins`` to get dicts (one bad
+    line fails the whole piece)."""
+    decode_lines = _decoder.decode_lines
+    to_builtins = msgspec.to_builtins
+    n = 0
+    for chunk in chunks:
+        n += len(to_builtins(decode_lines(chunk)))
+    return n
+
+
+DRAINS: dict[str, Callable[[list[bytes]], int]] = {
+    "rust Receiver.feed": drain_rust,
+    "pure Receiver.feed": drain_pure,
+    "orjson.loads per line": drain_orjson,
+    "msgspec decode_lines+to_builtins": drain_msgspec,
+}

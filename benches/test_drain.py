@@ -1,0 +1,38 @@
+"""Drain the anchor streams one 64 KiB piece per call (DESIGN §10)."""
+
+from __future__ import annotations
+
+import pytest
+from drains import DRAINS, _native
+
+import streams
+
+IMPLS = list(DRAINS)
+
+
+def _run(benchmark, group: str, impl: str, chunks: list[bytes]) -> None:  # type: ignore[no-untyped-def]
+    if impl.startswith("rust") and _native is None:
+        pytest.skip("the Rust extension is not built")
+    lines = sum(c.count(b"\n") for c in chunks)
+    benchmark.group = group
+    benchmark.extra_info["items"] = lines
+    rounds = 3 if impl.startswith("pure") else 7
+    n = benchmark.pedantic(DRAINS[impl], args=(chunks,), rounds=rounds, iterations=1, warmup_rounds=1)
+    assert n == lines
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_drain_mixed(benchmark, impl: str, mixed_chunks: list[bytes]) -> None:  # type: ignore[no-untyped-def]
+    _run(benchmark, "drain mixed (200k lines, 71% deltas)", impl, mixed_chunks)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_drain_deltas(benchmark, impl: str, delta_chunks: list[bytes]) -> None:  # type: ignore[no-untyped-def]
+    _run(benchmark, "drain deltas only (200k lines)", impl, delta_chunks)
+
+
+def test_streams_match_the_anchor() -> None:
+    data = streams.mixed_stream()
+    lines = data.count(b"\n")
+    assert lines == 200_000
+    assert 300 <= len(data) / lines <= 340
