@@ -334,3 +334,65 @@ fn receiver_seq_rules() {
         (Code::OutOfOrder, "seq 4 does not follow 5", Some("nope"))
     );
 }
+
+#[test]
+fn utf8_is_classified_like_orjson_then_decode() {
+    use Direction::*;
+    let not_utf8 = "line is not valid UTF-8";
+    let not_json = "line is not valid JSON";
+    let cases: &[(&[u8], &str)] = &[
+        (b"\xEF\xBB\xBF{}", not_json),
+        (b"\xEF\xBB\xBF{\"a\":\"\xff\"}", not_utf8),
+        (b"{\"a\":1}\xff", not_utf8),
+        (b"{\"a\":1,\xc3\xa9}", not_json),
+        (b"{\"a\" \xff:1}", not_utf8),
+        (b"[\"\xed\xa0\x80\"]", not_utf8),
+        (
+            b"{\"\xc3\xa9\":\"\xf0\x9f\x98\x80\\n\xe2\x80\xa8\",\"x\":}",
+            not_json,
+        ),
+        (b"{\"a\\n\xff\":1}", not_utf8),
+        (b"[1,", not_json),
+        (b"[1,\xff", not_utf8),
+    ];
+    for (line, want) in cases {
+        let got = decode(line, Event).unwrap_err();
+        assert_eq!(got.reason, *want, "{:?}", String::from_utf8_lossy(line));
+    }
+    let ok = decode(
+        "{\"v\":1,\"seq\":1,\"type\":\"user\",\"run\":\"r\",\"é\\n\":\"x\\u00e9😀\\ud83d\\ude00\"}"
+            .as_bytes(),
+        Event,
+    )
+    .unwrap();
+    let Value::Object(items) = ok else { panic!() };
+    assert_eq!(items[4], ("é\n".into(), Value::String("xé😀😀".into())));
+}
+
+#[test]
+fn string_scanner_finds_every_special_byte_at_every_offset() {
+    for len in [1usize, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47] {
+        for at in 0..len {
+            for (special, ok) in [
+                ("\\n", true),
+                ("\\\"", true),
+                ("\x01", false),
+                ("\x1f", false),
+                ("é", true),
+            ] {
+                let mut s = "a".repeat(len);
+                s.replace_range(at..at + 1, special);
+                let doc = format!("[\"{s}\",1]");
+                let parsed = loads(doc.as_bytes());
+                assert_eq!(parsed.is_some(), ok, "{doc:?}");
+                if let Some(Value::Array(items)) = parsed {
+                    let Value::String(got) = &items[0] else {
+                        panic!()
+                    };
+                    let want = s.replace("\\n", "\n").replace("\\\"", "\"");
+                    assert_eq!(got, &want, "{doc:?}");
+                }
+            }
+        }
+    }
+}
