@@ -74,6 +74,9 @@ impl Cache {
 #[derive(Default)]
 struct RunCache {
     slots: [(String, Option<Py<PyString>>); REPEATING.len()],
+    last_type: Option<(String, Py<PyString>)>,
+    /// The last text-like field value (`delta`, `text`, `summary`, `error`).
+    prev_text: (String, Option<Py<PyString>>),
 }
 
 /// Fields whose string values tend to repeat on consecutive lines.
@@ -238,9 +241,33 @@ impl<'py> Sink for PySink<'_, 'py> {
     fn field_string(&mut self, key: KeyId, value: &str, ascii: bool) -> PyResult<Self::Value> {
         match key {
             KeyId::Type => {
+                // Consecutive lines mostly share a type: try the last one first.
+                if let Some((text, obj)) = &self.run.last_type {
+                    if schema::short_eq(text.as_bytes(), value.as_bytes()) {
+                        return Ok(obj.bind(self.py).clone().into_any());
+                    }
+                }
                 if let Some(s) = self.cache.type_name(self.py, value) {
+                    self.run.last_type = Some((value.to_owned(), s.clone().unbind()));
                     return Ok(s.into_any());
                 }
+            }
+            KeyId::Delta | KeyId::Text | KeyId::Summary | KeyId::Error => {
+                // A display event's `summary` is its text's first line cut to 160 bytes: for a
+                // short one-line delta it is the same text, and gets the same str object.
+                if let (text, Some(o)) = &self.run.prev_text {
+                    if text.as_str() == value {
+                        return Ok(o.bind(self.py).clone().into_any());
+                    }
+                }
+                let made = self.string(value, ascii)?;
+                if value.len() <= 4096 {
+                    let (text, obj) = &mut self.run.prev_text;
+                    text.clear();
+                    text.push_str(value);
+                    *obj = Some(made.clone().cast_into::<PyString>()?.unbind());
+                }
+                return Ok(made);
             }
             _ => {
                 if let Some(made) = self.run.get(self.py, key, value, ascii) {
