@@ -1065,14 +1065,31 @@ fn positive_cap(value: &Bound<'_, PyAny>) -> PyResult<usize> {
     Ok(value.extract::<usize>().unwrap_or(usize::MAX))
 }
 
+/// A `max_line_bytes` argument as given (checked by the constructor, so a bad value raises
+/// `ValueError` like the pure backend rather than PyO3's `TypeError`).
+struct CapArg(Option<usize>);
+
+impl CapArg {
+    const DEFAULT: CapArg = CapArg(Some(MAX_LINE_BYTES));
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for CapArg {
+    type Error = PyErr;
+
+    fn extract(obj: pyo3::Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        Ok(CapArg(positive_cap(&obj).ok()))
+    }
+}
+
 #[pymethods]
 impl Framer {
     #[new]
-    #[pyo3(signature = (max_line_bytes = None))]
-    fn new(max_line_bytes: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
-        let cap = match max_line_bytes {
-            None => MAX_LINE_BYTES,
-            Some(v) => positive_cap(v)?,
+    #[pyo3(signature = (max_line_bytes = CapArg::DEFAULT), text_signature = "(max_line_bytes=65536)")]
+    fn new(max_line_bytes: CapArg) -> PyResult<Self> {
+        let Some(cap) = max_line_bytes.0 else {
+            return Err(PyValueError::new_err(
+                "max_line_bytes must be a positive integer",
+            ));
         };
         Ok(Framer {
             inner: CoreFramer::new(cap),
