@@ -14,6 +14,7 @@ answer equal to the script's. The exit code is 0 only when every check passes.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections import Counter
@@ -420,6 +421,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("fenwire demo: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. piped into head: the children were cleaned up on the way out
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the interpreter's final flush
+        except OSError:
+            pass
+        return 1
     except OSError as exc:
         print(f"fenwire demo: {exc}", file=sys.stderr)
         return 1
