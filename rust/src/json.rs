@@ -563,6 +563,40 @@ impl<'a> Parser<'a> {
         Ok((key, known))
     }
 
+    /// If the input at `pos` is exactly `"<name of predicted>"` then `:`, read it as that key.
+    #[inline]
+    fn predicted_key<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        predicted: Option<KeyId>,
+    ) -> PResult<Option<(S::Key, Option<KeyId>)>, S> {
+        let Some(id) = predicted else {
+            return Ok(None);
+        };
+        let name = id.name().as_bytes();
+        let start = self.pos + 1;
+        let end = start + name.len();
+        if self.bytes.get(self.pos) != Some(&b'"')
+            || self.bytes.get(end) != Some(&b'"')
+            || !crate::schema::short_eq(&self.bytes[start..end], name)
+        {
+            return Ok(None);
+        }
+        self.pos = end + 1;
+        self.skip_ws();
+        if self.peek() != Some(b':') {
+            // Let the general path report it.
+            self.pos = start - 1;
+            return Ok(None);
+        }
+        self.pos += 1;
+        self.skip_ws();
+        let key = sink
+            .key(id.name(), true, Some(id))
+            .map_err(ParseError::Sink)?;
+        Ok(Some((key, Some(id))))
+    }
+
     /// After a member: `,` (then the next key) or `}`. Returns true at the end.
     fn object_next<E>(&mut self) -> Result<bool, ParseError<E>> {
         self.skip_ws();
@@ -623,8 +657,16 @@ impl<'a> Parser<'a> {
             self.depth -= 1;
             return sink.object_end(object).map_err(ParseError::Sink);
         }
+        let mut index = 0;
         loop {
-            let (key, known) = self.object_key(sink)?;
+            // Lines of a stream repeat their key order: try the key the previous message had
+            // at this place before reading a key in general.
+            let (key, known) = match self.predicted_key(sink, fields.predicted(index))? {
+                Some(hit) => hit,
+                None => self.object_key(sink)?,
+            };
+            fields.saw_key(index, known);
+            index += 1;
             let v = match known {
                 None => self.value(sink)?,
                 Some(id) => {
@@ -915,8 +957,9 @@ impl<'a> Parser<'a> {
         if negative {
             i += 1;
         }
-        // Integer part.
+        // Integer part, accumulated as it is read (19 digits always fit a u64).
         let int_start = i;
+        let mut acc: u64 = 0;
         match bytes.get(i) {
             Some(b'0') => {
                 i += 1;
@@ -925,7 +968,12 @@ impl<'a> Parser<'a> {
                 }
             }
             Some(b'1'..=b'9') => {
-                while matches!(bytes.get(i), Some(b'0'..=b'9')) {
+                while let Some(&d) = bytes.get(i) {
+                    let v = d.wrapping_sub(b'0');
+                    if v > 9 {
+                        break;
+                    }
+                    acc = acc.wrapping_mul(10).wrapping_add(u64::from(v));
                     i += 1;
                 }
             }
@@ -969,33 +1017,27 @@ impl<'a> Parser<'a> {
         }
         self.pos = i;
         if !is_float {
-            let digits = &bytes[int_start..int_end];
-            if digits.len() <= 20 {
-                let mut acc: u64 = 0;
-                let mut overflow = false;
-                for &d in digits {
-                    match acc
-                        .checked_mul(10)
-                        .and_then(|a| a.checked_add(u64::from(d - b'0')))
-                    {
-                        Some(a) => acc = a,
-                        None => {
-                            overflow = true;
-                            break;
-                        }
-                    }
+            let n_digits = int_end - int_start;
+            let exact = if n_digits <= 19 {
+                Some(acc)
+            } else if n_digits == 20 {
+                // Redo with overflow checks: 20 digits may or may not fit.
+                bytes[int_start..int_end].iter().try_fold(0u64, |a, &d| {
+                    a.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+                })
+            } else {
+                None
+            };
+            if let Some(acc) = exact {
+                if !negative {
+                    return Ok(match i64::try_from(acc) {
+                        Ok(v) => Number::Int(v),
+                        Err(_) => Number::UInt(acc),
+                    });
                 }
-                if !overflow {
-                    if !negative {
-                        return Ok(match i64::try_from(acc) {
-                            Ok(v) => Number::Int(v),
-                            Err(_) => Number::UInt(acc),
-                        });
-                    }
-                    if acc <= (1u64 << 63) {
-                        // -(2^63) fits exactly; wrapping_neg handles it.
-                        return Ok(Number::Int((acc as i64).wrapping_neg()));
-                    }
+                if acc <= (1u64 << 63) {
+                    // -(2^63) fits exactly; wrapping_neg handles it.
+                    return Ok(Number::Int((acc as i64).wrapping_neg()));
                 }
             }
         }

@@ -253,6 +253,9 @@ pub struct Fields {
     arena: String,
     /// The shapes of the items of a top-level `refs` list.
     pub ref_items: Vec<Shape>,
+    /// The key order of the previous message, and of this one so far (`None`: an unknown key).
+    prev_keys: Vec<Option<KeyId>>,
+    keys: Vec<Option<KeyId>>,
 }
 
 impl Default for Fields {
@@ -262,6 +265,8 @@ impl Default for Fields {
             shapes: [Shape::Null; KeyId::COUNT],
             arena: String::new(),
             ref_items: Vec::new(),
+            prev_keys: Vec::new(),
+            keys: Vec::new(),
         }
     }
 }
@@ -275,6 +280,24 @@ impl Fields {
     pub fn clear(&mut self) {
         self.present = 0;
         self.arena.clear();
+        if !self.keys.is_empty() {
+            std::mem::swap(&mut self.keys, &mut self.prev_keys);
+            self.keys.clear();
+        }
+    }
+
+    /// The key the previous message had at position `index` of its top-level object.
+    #[inline]
+    pub fn predicted(&self, index: usize) -> Option<KeyId> {
+        self.prev_keys.get(index).copied().flatten()
+    }
+
+    /// Record the key read at position `index` (a prediction for the next message).
+    #[inline]
+    pub fn saw_key(&mut self, index: usize, key: Option<KeyId>) {
+        if index < 32 {
+            self.keys.push(key);
+        }
     }
 
     /// Keep a string's text; returns where it is.
