@@ -407,6 +407,9 @@ pub fn parse_message<S: Sink>(
     }
 }
 
+/// A key read from the input, and which protocol key it is.
+type KeyHit<S> = (<S as Sink>::Key, Option<KeyId>);
+
 type PResult<T, S> = Result<T, ParseError<<S as Sink>::Error>>;
 
 fn syntax<T, E>(e: SyntaxError) -> Result<T, ParseError<E>> {
@@ -569,7 +572,7 @@ impl<'a> Parser<'a> {
         &mut self,
         sink: &mut S,
         predicted: Option<KeyId>,
-    ) -> PResult<Option<(S::Key, Option<KeyId>)>, S> {
+    ) -> PResult<Option<KeyHit<S>>, S> {
         let Some(id) = predicted else {
             return Ok(None);
         };
