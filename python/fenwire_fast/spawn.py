@@ -38,6 +38,18 @@ DEFAULT_TERM_GRACE = 1.0
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def _on_default_path(directory: str) -> bool:
+    """True when a fresh interpreter finds packages in ``directory`` without ``PYTHONPATH``."""
+    import site
+
+    try:
+        default = [*site.getsitepackages(), site.getusersitepackages()]
+    except AttributeError:  # pragma: no cover - virtualenvs of old
+        default = []
+    real = os.path.realpath(directory)
+    return any(os.path.realpath(d) == real for d in default)
+
+
 def child_command(*args: str) -> list[str]:
     """``[sys.executable, "-m", "fenwire_fast", "child", *args]``."""
     return [sys.executable, "-m", "fenwire_fast", "child", *args]
@@ -311,8 +323,9 @@ def spawn(
             child_env.update(env)
         if command is None:
             command = child_command()
-            old_path = child_env.get("PYTHONPATH")
-            child_env["PYTHONPATH"] = _PACKAGE_ROOT + (os.pathsep + old_path if old_path else "")
+            if not _on_default_path(_PACKAGE_ROOT):  # e.g. running from a source tree
+                old_path = child_env.get("PYTHONPATH")
+                child_env["PYTHONPATH"] = _PACKAGE_ROOT + (os.pathsep + old_path if old_path else "")
         child_env["FEN_WIRE_CONTROL_PATH"] = control_path
         child_env["FEN_WIRE_EVENT_PATH"] = event_path
         child_env["FEN_WIRE_RUN_ID"] = run

@@ -29,9 +29,17 @@ Condition = Callable[["Ctx"], bool]
 Script = Callable[["Ctx"], Generator[Condition, None, None]]
 
 
+def package_path() -> list[str]:
+    """``[PACKAGE_ROOT]`` when children need it on PYTHONPATH (a source tree), else ``[]`` (an
+    installed package: prepending site-packages could shadow the standard library)."""
+    from fenwire_fast.spawn import _on_default_path
+
+    return [] if _on_default_path(str(PACKAGE_ROOT)) else [str(PACKAGE_ROOT)]
+
+
 def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """Environment additions so children find the package and the test agents."""
-    paths = [str(PACKAGE_ROOT), str(HERE)]
+    paths = package_path() + [str(HERE)]
     old = os.environ.get("PYTHONPATH")
     if old:
         paths.append(old)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from live_harness import FIXTURES, PACKAGE_ROOT
+from live_harness import FIXTURES, package_path
 
 from fenwire_fast.channel import Channel
 
@@ -91,7 +91,7 @@ def test_child_obeys_the_golden_control_lines(tmp_path: Path) -> None:
     control.write_bytes(CONTROLS.read_bytes())  # all seven lines, before the child starts
     os.chmod(control, 0o600)
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [*package_path(), env.get("PYTHONPATH")]))
     env.update({"FEN_WIRE_CONTROL_PATH": str(control), "FEN_WIRE_EVENT_PATH": str(events),
                 "FEN_WIRE_RUN_ID": "subagent-1", "FENWIRE_MOCK": '{"steps":2,"deltas":3}'})
     proc = subprocess.run([sys.executable, "-m", "fenwire_fast", "child"], env=env, timeout=60,

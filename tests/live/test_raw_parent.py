@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import site
 import stat
 import subprocess
 import sys
@@ -24,6 +25,9 @@ import pytest
 _SPEC = importlib.util.find_spec("fenwire_fast")
 assert _SPEC is not None and _SPEC.origin is not None
 PACKAGE_ROOT = Path(_SPEC.origin).resolve().parent.parent
+# an installed package is found by the child as it is; a source tree goes on PYTHONPATH
+_INSTALLED = any(Path(p).resolve() == PACKAGE_ROOT for p in [*site.getsitepackages(), site.getusersitepackages()])
+EXTRA_PATH = [] if _INSTALLED else [str(PACKAGE_ROOT)]
 MOCK = {"steps": 2, "deltas": 1, "tools": 1}
 
 # The events of one mock turn with MOCK's knobs, by type (the steering point is marked).
@@ -60,7 +64,7 @@ class RawChild:
             os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
         self.append(b"".join(lines))
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), env.get("PYTHONPATH")]))
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [*EXTRA_PATH, env.get("PYTHONPATH")]))
         env.update({
             "FEN_WIRE_CONTROL_PATH": str(self.control),
             "FEN_WIRE_EVENT_PATH": str(self.events),
