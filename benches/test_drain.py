@@ -16,7 +16,7 @@ def _run(benchmark, group: str, impl: str, chunks: list[bytes]) -> None:  # type
     lines = sum(c.count(b"\n") for c in chunks)
     benchmark.group = group
     benchmark.extra_info["items"] = lines
-    rounds = 3 if impl.startswith("pure") else 7
+    rounds = 5 if impl.startswith("pure") else 15
     n = benchmark.pedantic(DRAINS[impl], args=(chunks,), rounds=rounds, iterations=1, warmup_rounds=1)
     assert n == lines
 

@@ -72,11 +72,13 @@ impl Framer {
                 }
             }
         }
-        while let Some(nl) = memchr(b'\n', data) {
-            let line = &data[..nl];
-            data = &data[nl + 1..];
+        let mut start = 0;
+        for nl in memchr::memchr_iter(b'\n', data) {
+            let line = &data[start..nl];
+            start = nl + 1;
             emit(&line[..line.len().min(cap)])?;
         }
+        data = &data[start..];
         if data.len() >= cap {
             self.skipping = true;
             emit(&data[..cap])?;
