@@ -249,7 +249,7 @@ fn is_ws(b: u8) -> bool {
 /// quote, backslash or control byte (or the end of `bytes`), and whether every skipped byte was
 /// ASCII.
 #[inline(always)]
-fn scan_plain(bytes: &[u8], mut i: usize) -> (usize, bool) {
+pub(crate) fn scan_plain(bytes: &[u8], mut i: usize) -> (usize, bool) {
     let mut high = 0u64;
     #[cfg(target_arch = "x86_64")]
     // SAFETY: SSE2 is part of the x86_64 baseline, so its intrinsics are always available;

@@ -537,6 +537,16 @@ fn validate_dict<'py>(
     fields: &mut Fields,
 ) -> PyResult<Result<(), Bound<'py, PyAny>>> {
     fields_of_dict(dict, fields);
+    check_fields(py, dict, direction, fields)
+}
+
+/// The validation verdict on `fields` (read off `dict`), as the Python rejection.
+fn check_fields<'py>(
+    py: Python<'py>,
+    dict: &Bound<'py, PyDict>,
+    direction: Direction,
+    fields: &Fields,
+) -> PyResult<Result<(), Bound<'py, PyAny>>> {
     let Err(Verdict {
         code,
         reason,
@@ -698,35 +708,34 @@ impl From<PyErr> for EncodeError {
     }
 }
 
-/// orjson's string escaping: `"`, `\`, and control bytes; everything else raw UTF-8.
+/// orjson's string escaping: `"`, `\`, and control bytes; everything else raw UTF-8. Runs of
+/// plain bytes are found with the parser's 16-byte scanner (it stops at exactly those bytes).
 fn write_str(out: &mut Vec<u8>, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.push(b'"');
     let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let esc: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0x08 => b"\\b",
-            0x0C => b"\\f",
-            0..=0x1F => b"",
-            _ => continue,
-        };
+    loop {
+        let (i, _) = crate::json::scan_plain(bytes, start);
         out.extend_from_slice(&bytes[start..i]);
-        if esc.is_empty() {
-            out.extend_from_slice(b"\\u00");
-            out.push(HEX[(b >> 4) as usize]);
-            out.push(HEX[(b & 0xF) as usize]);
-        } else {
-            out.extend_from_slice(esc);
+        let Some(&b) = bytes.get(i) else { break };
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0C => out.extend_from_slice(b"\\f"),
+            _ => {
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[(b >> 4) as usize]);
+                out.push(HEX[(b & 0xF) as usize]);
+            }
         }
         start = i + 1;
     }
-    out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
 }
 
@@ -736,6 +745,53 @@ struct Encoder {
 }
 
 impl Encoder {
+    /// The message dict: record the shape of every known field (like `fields_of_dict`) and
+    /// serialise it, remembering the first thing JSON cannot carry (serialising stops there,
+    /// recording shapes does not).
+    fn top(&mut self, dict: &Bound<'_, PyDict>, fields: &mut Fields) -> PyResult<Option<String>> {
+        fields.clear();
+        let mut problem: Option<String> = None;
+        self.out.push(b'{');
+        for (i, (k, v)) in dict.iter().enumerate() {
+            let key = k.cast::<PyString>().ok().map(|ks| ks.to_str());
+            if let Some(Ok(name)) = key {
+                if let Some(id) = KeyId::from_name(name) {
+                    let shape = shape_of(&v, Some(id), true, fields);
+                    fields.set(id, shape);
+                }
+            }
+            if problem.is_some() {
+                continue;
+            }
+            let name = match key {
+                None => {
+                    problem = Some("non-string key".into());
+                    continue;
+                }
+                Some(Err(_)) => {
+                    problem = Some("key with a lone surrogate".into());
+                    continue;
+                }
+                Some(Ok(name)) => name,
+            };
+            if i > 0 {
+                self.out.push(b',');
+            }
+            write_str(&mut self.out, name);
+            self.out.push(b':');
+            match self.value(&v, 1) {
+                Ok(()) => {}
+                Err(EncodeError::Py(e)) => return Err(e),
+                Err(EncodeError::Problem(p)) => {
+                    self.path.push(PathPart::Key(name.to_owned()));
+                    problem = Some(p);
+                }
+            }
+        }
+        self.out.push(b'}');
+        Ok(problem)
+    }
+
     /// Serialise `value` like `orjson.dumps`, stopping at the first thing `_unencodable` names.
     fn value(&mut self, value: &Bound<'_, PyAny>, depth: usize) -> Result<(), EncodeError> {
         if value.is_none() {
@@ -865,18 +921,20 @@ fn encode_impl<'py>(
     let Ok(dict) = msg.cast::<PyDict>() else {
         return Ok(Err(bare_rejection(py, Code::Invalid, R_NOT_DICT)?));
     };
+    // One walk of the top level both records the field shapes for validation and serialises;
+    // validation still decides first, as in `_pure.encode`.
     let mut fields = Fields::new();
-    if let Err(r) = validate_dict(py, dict, direction, &mut fields)? {
-        return Ok(Err(r));
-    }
     let mut enc = Encoder {
         out: Vec::with_capacity(256),
         path: Vec::new(),
     };
-    match enc.value(msg, 0) {
-        Ok(()) => {}
-        Err(EncodeError::Py(e)) => return Err(e),
-        Err(EncodeError::Problem(problem)) => {
+    let problem = enc.top(dict, &mut fields)?;
+    if let Err(r) = check_fields(py, dict, direction, &fields)? {
+        return Ok(Err(r));
+    }
+    match problem {
+        None => {}
+        Some(problem) => {
             let reason = format!("{} cannot be encoded: {problem}", enc.path_str());
             let reason = PyString::new(py, &reason);
             return Ok(Err(dict_rejection(
@@ -939,7 +997,16 @@ fn message<'py>(
     if let Some(payload) = payload {
         if let Ok(d) = payload.cast::<PyDict>() {
             for (k, v) in d.iter() {
-                if !msg.contains(&k)? {
+                // `key not in msg`: msg holds the envelope and the payload's own (distinct)
+                // keys so far, so only an envelope name can already be there.
+                let envelope = match k.cast::<PyString>() {
+                    Ok(ks) => match ks.to_str() {
+                        Ok(name) => matches!(name, "v" | "seq" | "type" | "run"),
+                        Err(_) => false,
+                    },
+                    Err(_) => msg.contains(&k)?,
+                };
+                if !envelope {
                     msg.set_item(k, v)?;
                 }
             }
@@ -1435,4 +1502,32 @@ pub fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ];
     m.setattr("__all__", PyList::new(py, names)?)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::write_str;
+
+    #[test]
+    fn write_str_escapes_like_orjson() {
+        let cases = [
+            ("", "\"\""),
+            ("plain text", "\"plain text\""),
+            ("a\"b\\c", "\"a\\\"b\\\\c\""),
+            (
+                "\u{0}\u{1}\u{8}\t\n\u{c}\r\u{1f}\u{7f}",
+                "\"\\u0000\\u0001\\b\\t\\n\\f\\r\\u001f\u{7f}\"",
+            ),
+            ("é\u{2028}😀/", "\"é\u{2028}😀/\""),
+            (
+                "a long string of more than sixteen bytes \" with a quote",
+                "\"a long string of more than sixteen bytes \\\" with a quote\"",
+            ),
+        ];
+        for (input, want) in cases {
+            let mut out = Vec::new();
+            write_str(&mut out, input);
+            assert_eq!(String::from_utf8(out).unwrap(), want, "{input:?}");
+        }
+    }
 }
