@@ -58,13 +58,13 @@ impl Cache {
     /// The cached string for a message type name, if it is one.
     #[inline]
     fn type_name<'py>(&self, py: Python<'py>, name: &str) -> Option<Bound<'py, PyString>> {
-        if let Some(i) = schema::EVENT_TYPES.iter().position(|&t| t == name) {
-            return Some(self.event_types[i].bind(py).clone());
-        }
-        schema::CONTROL_TYPES
-            .iter()
-            .position(|&t| t == name)
-            .map(|i| self.control_types[i].bind(py).clone())
+        let i = schema::type_index(name)?;
+        let n = schema::EVENT_TYPES.len();
+        Some(if i < n {
+            self.event_types[i].bind(py).clone()
+        } else {
+            self.control_types[i - n].bind(py).clone()
+        })
     }
 }
 

@@ -522,6 +522,11 @@ struct Schema {
     required: &'static [KeyId],
     fields: &'static [(KeyId, Kind)],
     is_ack: bool,
+    /// Bits of the required keys, of the typed (not `any`) keys, and each key's kind: for the
+    /// fast "is it valid at all" check.
+    required_mask: u64,
+    typed_mask: u64,
+    kinds: [Kind; KeyId::COUNT],
 }
 
 use KeyId as K;
@@ -543,10 +548,38 @@ macro_rules! display {
 }
 
 const fn schema(required: &'static [KeyId], fields: &'static [(KeyId, Kind)]) -> Schema {
+    make_schema(required, fields, false)
+}
+
+const fn make_schema(
+    required: &'static [KeyId],
+    fields: &'static [(KeyId, Kind)],
+    is_ack: bool,
+) -> Schema {
+    let mut required_mask = 0u64;
+    let mut i = 0;
+    while i < required.len() {
+        required_mask |= 1 << required[i] as u32;
+        i += 1;
+    }
+    let mut typed_mask = 0u64;
+    let mut kinds = [Kind::Any; KeyId::COUNT];
+    let mut i = 0;
+    while i < fields.len() {
+        let (id, kind) = fields[i];
+        if !matches!(kind, Kind::Any) {
+            typed_mask |= 1 << id as u32;
+        }
+        kinds[id as usize] = kind;
+        i += 1;
+    }
     Schema {
         required,
         fields,
-        is_ack: false,
+        is_ack,
+        required_mask,
+        typed_mask,
+        kinds,
     }
 }
 
@@ -611,15 +644,15 @@ static TURN_COMPLETE: Schema = schema(
         (K::Usage, Kind::Object),
     ],
 );
-static CONTROL_ACK: Schema = Schema {
-    required: &[K::Status],
-    fields: &[
+static CONTROL_ACK: Schema = make_schema(
+    &[K::Status],
+    &[
         (K::Ref, Kind::Pos),
         (K::Status, Kind::AckStatus),
         (K::Reason, Kind::String),
     ],
-    is_ack: true,
-};
+    true,
+);
 static RESULT: Schema = schema(
     &[K::StopReason],
     &[
@@ -702,6 +735,42 @@ pub const EVENT_TYPES: [&str; 22] = [
     "result",
     "exit",
 ];
+/// The index of a type name in `EVENT_TYPES` followed by `CONTROL_TYPES`.
+#[inline]
+pub fn type_index(name: &str) -> Option<usize> {
+    Some(match name {
+        "agent-started" => 0,
+        "user" => 1,
+        "llm-start" => 2,
+        "llm-end" => 3,
+        "assistant-text" => 4,
+        "assistant-text-delta" => 5,
+        "assistant-thinking" => 6,
+        "assistant-thinking-delta" => 7,
+        "assistant-stream-end" => 8,
+        "tool-call" => 9,
+        "tool-result" => 10,
+        "steering-injected" => 11,
+        "follow-up-injected" => 12,
+        "agent-turn-complete" => 13,
+        "error" => 14,
+        "info" => 15,
+        "ready" => 16,
+        "turn-started" => 17,
+        "turn-complete" => 18,
+        "control-ack" => 19,
+        "result" => 20,
+        "exit" => 21,
+        "prompt" => 22,
+        "steer" => 23,
+        "follow-up" => 24,
+        "finalize" => 25,
+        "cancel" => 26,
+        "close" => 27,
+        _ => return None,
+    })
+}
+
 pub const CONTROL_TYPES: [&str; 6] = [
     "prompt",
     "steer",
@@ -890,7 +959,50 @@ fn envelope_errors(fields: &Fields) -> FieldErrors {
 
 /// `_Checker.errors`: missing required fields, then each present field in schema order, then
 /// the control-ack rule.
+/// Whether a present value of kind `kind` passes (the `_KINDS` predicates).
+#[inline]
+fn kind_ok(kind: Kind, shape: &Shape, fields: &Fields) -> bool {
+    match kind {
+        Kind::String => shape.is_string(),
+        Kind::Boolean => matches!(shape, Shape::Bool(_)),
+        Kind::Number => shape.is_number(),
+        Kind::Integer => shape.is_integral(),
+        Kind::Object => shape.ok_object(),
+        Kind::Any => true,
+        Kind::AckStatus => enum_ok(shape, fields, &ACK_STATUSES),
+        Kind::ExitStatus => enum_ok(shape, fields, &EXIT_STATUSES),
+        Kind::Pos => shape.usable_pos().is_some(),
+        Kind::Refs => match shape {
+            Shape::Array { .. } => fields.ref_items.iter().all(|s| s.usable_pos().is_some()),
+            _ => shape.ok_array(),
+        },
+    }
+}
+
+/// The happy path of [`payload_errors`]: true when it would find nothing.
+#[inline]
+fn payload_ok(schema: &Schema, fields: &Fields) -> bool {
+    if schema.required_mask & !fields.present != 0 {
+        return false;
+    }
+    let mut bits = fields.present & schema.typed_mask;
+    while bits != 0 {
+        let id = bits.trailing_zeros() as usize;
+        if !kind_ok(schema.kinds[id], &fields.shapes[id], fields) {
+            return false;
+        }
+        bits &= bits - 1;
+    }
+    if schema.is_ack && !fields.has(K::Ref) {
+        return fields.get(K::Status).and_then(|s| fields.str_of(s)) == Some("rejected");
+    }
+    true
+}
+
 fn payload_errors(schema: &Schema, fields: &Fields) -> FieldErrors {
+    if payload_ok(schema, fields) {
+        return FieldErrors::new();
+    }
     let mut errors = FieldErrors::new();
     for &id in schema.required {
         if !fields.has(id) {
@@ -1008,6 +1120,14 @@ mod tests {
             assert_eq!(KeyId::from_name(k.name()), Some(k));
         }
         assert_eq!(KeyId::COUNT, KeyId::ALL.len());
+    }
+
+    #[test]
+    fn type_index_matches_the_lists() {
+        for (i, t) in EVENT_TYPES.iter().chain(CONTROL_TYPES.iter()).enumerate() {
+            assert_eq!(type_index(t), Some(i), "{t}");
+        }
+        assert_eq!(type_index("nope"), None);
     }
 
     #[test]
