@@ -256,6 +256,10 @@ pub struct Fields {
     /// The key order of the previous message, and of this one so far (`None`: an unknown key).
     prev_keys: Vec<Option<KeyId>>,
     keys: Vec<Option<KeyId>>,
+    /// The key order last seen for each message type (index of `type_index`), used once this
+    /// message's `type` is known: streams interleave types with different key orders.
+    type_keys: Vec<Vec<Option<KeyId>>>,
+    current_type: Option<usize>,
 }
 
 impl Default for Fields {
@@ -267,6 +271,8 @@ impl Default for Fields {
             ref_items: Vec::new(),
             prev_keys: Vec::new(),
             keys: Vec::new(),
+            type_keys: Vec::new(),
+            current_type: None,
         }
     }
 }
@@ -281,15 +287,27 @@ impl Fields {
         self.present = 0;
         self.arena.clear();
         if !self.keys.is_empty() {
+            if let Some(t) = self.current_type.take() {
+                if self.type_keys.len() <= t {
+                    self.type_keys.resize(t + 1, Vec::new());
+                }
+                self.type_keys[t].clear();
+                self.type_keys[t].extend_from_slice(&self.keys);
+            }
             std::mem::swap(&mut self.keys, &mut self.prev_keys);
             self.keys.clear();
         }
+        self.current_type = None;
     }
 
     /// The key the previous message had at position `index` of its top-level object.
     #[inline]
     pub fn predicted(&self, index: usize) -> Option<KeyId> {
-        self.prev_keys.get(index).copied().flatten()
+        let order = match self.current_type.and_then(|t| self.type_keys.get(t)) {
+            Some(order) if !order.is_empty() => order,
+            _ => &self.prev_keys,
+        };
+        order.get(index).copied().flatten()
     }
 
     /// Record the key read at position `index` (a prediction for the next message).
@@ -330,6 +348,9 @@ impl Fields {
     pub fn set(&mut self, id: KeyId, shape: Shape) {
         self.present |= 1 << id as u32;
         self.shapes[id as usize] = shape;
+        if id == KeyId::Type {
+            self.current_type = self.str_of(&shape).and_then(type_index);
+        }
     }
 
     #[inline]
