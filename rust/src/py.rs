@@ -77,6 +77,37 @@ struct RunCache {
     last_type: Option<(String, Py<PyString>)>,
     /// The last text-like field value (`delta`, `text`, `summary`, `error`).
     prev_text: (String, Option<Py<PyString>>),
+    /// Keys that are not protocol fields (nested objects: `content`, `path`, ...), by a hash of
+    /// their text: a direct-mapped cache, like orjson's key cache.
+    other_keys: Vec<Option<(String, Py<PyString>)>>,
+}
+
+const OTHER_KEYS: usize = 256;
+
+impl RunCache {
+    #[inline]
+    fn other_key<'py>(&mut self, py: Python<'py>, key: &str) -> Bound<'py, PyString> {
+        if key.len() > 64 {
+            return PyString::new(py, key);
+        }
+        // FNV-1a over the bytes.
+        let mut h: u32 = 0x811c_9dc5;
+        for &b in key.as_bytes() {
+            h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+        }
+        if self.other_keys.is_empty() {
+            self.other_keys.resize_with(OTHER_KEYS, || None);
+        }
+        let slot = &mut self.other_keys[h as usize % OTHER_KEYS];
+        if let Some((text, obj)) = slot {
+            if schema::short_eq(text.as_bytes(), key.as_bytes()) {
+                return obj.bind(py).clone();
+            }
+        }
+        let obj = PyString::intern(py, key);
+        *slot = Some((key.to_owned(), obj.clone().unbind()));
+        obj
+    }
 }
 
 /// Fields whose string values tend to repeat on consecutive lines.
@@ -282,7 +313,7 @@ impl<'py> Sink for PySink<'_, 'py> {
     fn key(&mut self, value: &str, _ascii: bool, known: Option<KeyId>) -> PyResult<Self::Key> {
         Ok(match known {
             Some(id) => self.cache.keys[id as usize].bind(self.py).clone(),
-            None => PyString::new(self.py, value),
+            None => self.run.other_key(self.py, value),
         })
     }
 
