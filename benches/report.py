@@ -25,7 +25,7 @@ def run() -> dict:
         out = Path(tmp) / "bench.json"
         cmd = [sys.executable, "-m", "pytest", str(ROOT / "benches"), "-q", "-p", "no:cacheprovider",
                "--benchmark-only", f"--benchmark-json={out}"]
-        subprocess.run(cmd, check=True, cwd=ROOT)
+        subprocess.run(cmd, check=True, cwd=ROOT, stdout=sys.stderr)
         return json.loads(out.read_text())
 
 
