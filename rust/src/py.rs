@@ -212,13 +212,22 @@ struct PySink<'a, 'py> {
 
 type Members<'py> = Vec<(Bound<'py, PyString>, Bound<'py, PyAny>)>;
 
+#[cfg(not(Py_3_13))]
 extern "C" {
     /// `PyDict_New` sized for `minused` items, so filling it never resizes. Private but
     /// exported by CPython (and used by Cython) since 3.x; only a pre-sizing hint.
     fn _PyDict_NewPresized(minused: pyo3::ffi::Py_ssize_t) -> *mut pyo3::ffi::PyObject;
 }
 
+/// A new dict (on 3.13+, where the pre-sizing constructor is internal, a plain one).
+#[cfg(Py_3_13)]
+#[inline]
+fn presized_dict(py: Python<'_>, _n: usize) -> PyResult<Bound<'_, PyDict>> {
+    Ok(PyDict::new(py))
+}
+
 /// A new dict with room for `n` items.
+#[cfg(not(Py_3_13))]
 #[inline]
 fn presized_dict(py: Python<'_>, n: usize) -> PyResult<Bound<'_, PyDict>> {
     if n <= 5 {

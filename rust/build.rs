@@ -1,0 +1,5 @@
+// Emit PyO3's `Py_3_*` cfgs for the interpreter being built for, so the extension uses
+// CPython's pre-sizing dict constructor only where it is known to be exported.
+fn main() {
+    pyo3_build_config::use_pyo3_cfgs();
+}
