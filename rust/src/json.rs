@@ -9,6 +9,10 @@
 
 use crate::schema::{Fields, KeyId, Shape};
 
+/// Stack to keep free before descending into a container, and the size of a new segment.
+pub(crate) const RED_ZONE: usize = 64 * 1024;
+pub(crate) const STACK_SEGMENT: usize = 1024 * 1024;
+
 /// Maximum container nesting orjson accepts (1024 `[` are fine, 1025 are not).
 pub const MAX_DEPTH: usize = 1024;
 
@@ -510,7 +514,19 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
+    /// Containers recurse; on a thread with a small stack (musl's 128 KiB default, or a
+    /// `threading.stack_size` set low) 1024 levels would overflow it, while orjson, which does
+    /// not recurse, reads them. `stacker` moves the recursion to a heap segment when the stack
+    /// runs low (a cheap check per container).
     fn array<S: Sink>(&mut self, sink: &mut S) -> Result<S::Value, ParseError<S::Error>> {
+        stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.array_inner(sink))
+    }
+
+    fn object<S: Sink>(&mut self, sink: &mut S) -> Result<S::Value, ParseError<S::Error>> {
+        stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.object_inner(sink))
+    }
+
+    fn array_inner<S: Sink>(&mut self, sink: &mut S) -> Result<S::Value, ParseError<S::Error>> {
         self.enter()?;
         self.pos += 1; // '['
         let mut array = sink.array_begin().map_err(ParseError::Sink)?;
@@ -621,7 +637,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn object<S: Sink>(&mut self, sink: &mut S) -> Result<S::Value, ParseError<S::Error>> {
+    fn object_inner<S: Sink>(&mut self, sink: &mut S) -> Result<S::Value, ParseError<S::Error>> {
         self.enter()?;
         self.pos += 1; // '{'
         let mut object = sink.object_begin().map_err(ParseError::Sink)?;

@@ -834,6 +834,12 @@ impl Encoder {
 
     /// Serialise `value` like `orjson.dumps`, stopping at the first thing `_unencodable` names.
     fn value(&mut self, value: &Bound<'_, PyAny>, depth: usize) -> Result<(), EncodeError> {
+        stacker::maybe_grow(crate::json::RED_ZONE, crate::json::STACK_SEGMENT, || {
+            self.value_inner(value, depth)
+        })
+    }
+
+    fn value_inner(&mut self, value: &Bound<'_, PyAny>, depth: usize) -> Result<(), EncodeError> {
         if value.is_none() {
             self.out.extend_from_slice(b"null");
             return Ok(());
