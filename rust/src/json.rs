@@ -108,6 +108,39 @@ pub trait Sink {
         value: Self::Value,
     ) -> Result<(), Self::Error>;
     fn object_end(&mut self, object: Self::Object) -> Result<Self::Value, Self::Error>;
+
+    /// The top-level object of a message, built like any object but with a hint of how many
+    /// members it will have (the previous message's count), so a sink can build it in place.
+    type Top;
+    fn top_begin(&mut self, hint: usize) -> Result<Self::Top, Self::Error>;
+    fn top_insert(
+        &mut self,
+        object: &mut Self::Top,
+        key: Self::Key,
+        value: Self::Value,
+    ) -> Result<(), Self::Error>;
+    fn top_end(&mut self, object: Self::Top) -> Result<Self::Value, Self::Error>;
+}
+
+/// Implements the `top_*` methods of a [`Sink`] with its `object_*` ones.
+macro_rules! top_as_object {
+    () => {
+        type Top = Self::Object;
+        fn top_begin(&mut self, _hint: usize) -> Result<Self::Top, Self::Error> {
+            self.object_begin()
+        }
+        fn top_insert(
+            &mut self,
+            object: &mut Self::Top,
+            key: Self::Key,
+            value: Self::Value,
+        ) -> Result<(), Self::Error> {
+            self.object_insert(object, key, value)
+        }
+        fn top_end(&mut self, object: Self::Top) -> Result<Self::Value, Self::Error> {
+            self.object_end(object)
+        }
+    };
 }
 
 /// A sink that builds nothing: used to tell "valid JSON but not an object" from "not JSON".
@@ -153,6 +186,8 @@ impl Sink for NullSink {
     fn object_end(&mut self, _: ()) -> Result<(), Self::Error> {
         Ok(())
     }
+
+    top_as_object!();
 }
 
 /// A plain Rust JSON value, for tests and for callers that need no Python.
@@ -221,6 +256,8 @@ impl Sink for RustSink {
     fn object_end(&mut self, object: Vec<(String, Value)>) -> Result<Value, Self::Error> {
         Ok(Value::Object(object))
     }
+
+    top_as_object!();
 }
 
 // Byte classes inside a string: 0 plain ASCII, 1 quote, 2 backslash, 3 control, 4 non-ASCII.
@@ -669,12 +706,14 @@ impl<'a> Parser<'a> {
     ) -> Result<S::Value, ParseError<S::Error>> {
         self.enter()?;
         self.pos += 1; // '{'
-        let mut object = sink.object_begin().map_err(ParseError::Sink)?;
+        let mut object = sink
+            .top_begin(fields.predicted_len())
+            .map_err(ParseError::Sink)?;
         self.skip_ws();
         if self.peek() == Some(b'}') {
             self.pos += 1;
             self.depth -= 1;
-            return sink.object_end(object).map_err(ParseError::Sink);
+            return sink.top_end(object).map_err(ParseError::Sink);
         }
         let mut index = 0;
         loop {
@@ -694,14 +733,14 @@ impl<'a> Parser<'a> {
                     v
                 }
             };
-            sink.object_insert(&mut object, key, v)
+            sink.top_insert(&mut object, key, v)
                 .map_err(ParseError::Sink)?;
             if self.object_next()? {
                 break;
             }
         }
         self.depth -= 1;
-        sink.object_end(object).map_err(ParseError::Sink)
+        sink.top_end(object).map_err(ParseError::Sink)
     }
 
     /// A value plus its [`Shape`]. At the top level (`top`), an array also records the shapes of

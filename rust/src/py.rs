@@ -358,6 +358,28 @@ impl<'py> Sink for PySink<'_, 'py> {
         Ok(())
     }
 
+    type Top = Bound<'py, PyDict>;
+
+    #[inline]
+    fn top_begin(&mut self, hint: usize) -> PyResult<Self::Top> {
+        presized_dict(self.py, hint)
+    }
+
+    #[inline]
+    fn top_insert(
+        &mut self,
+        object: &mut Self::Top,
+        key: Self::Key,
+        value: Self::Value,
+    ) -> PyResult<()> {
+        object.set_item(key, value)
+    }
+
+    #[inline]
+    fn top_end(&mut self, object: Self::Top) -> PyResult<Self::Value> {
+        Ok(object.into_any())
+    }
+
     #[inline]
     fn object_end(&mut self, mut object: Self::Object) -> PyResult<Self::Value> {
         let dict = presized_dict(self.py, object.len());

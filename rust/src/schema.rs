@@ -310,6 +310,12 @@ impl Fields {
         order.get(index).copied().flatten()
     }
 
+    /// How many keys the previous message had.
+    #[inline]
+    pub fn predicted_len(&self) -> usize {
+        self.prev_keys.len()
+    }
+
     /// Record the key read at position `index` (a prediction for the next message).
     #[inline]
     pub fn saw_key(&mut self, index: usize, key: Option<KeyId>) {
