@@ -219,6 +219,26 @@ extern "C" {
     fn _PyDict_NewPresized(minused: pyo3::ffi::Py_ssize_t) -> *mut pyo3::ffi::PyObject;
 }
 
+/// `dict[key] = value` straight through `PyDict_SetItem`.
+///
+/// PyO3's `set_item` goes through generic conversions and a non-inlined helper: about 1.5 % of
+/// the instructions of `Receiver.feed` on the mixed stream (callgrind), for 8 calls a line.
+#[inline(always)]
+fn dict_set(
+    dict: &Bound<'_, PyDict>,
+    key: &Bound<'_, PyString>,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    // SAFETY: all three are live objects borrowed for the call; `PyDict_SetItem` does not steal
+    // references and returns -1 with an exception set on failure.
+    let rc = unsafe { pyo3::ffi::PyDict_SetItem(dict.as_ptr(), key.as_ptr(), value.as_ptr()) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(PyErr::fetch(dict.py()))
+    }
+}
+
 /// A new dict (on 3.13+, where the pre-sizing constructor is internal, a plain one).
 #[cfg(Py_3_13)]
 #[inline]
@@ -372,7 +392,7 @@ impl<'py> Sink for PySink<'_, 'py> {
         key: Self::Key,
         value: Self::Value,
     ) -> PyResult<()> {
-        object.set_item(key, value)
+        dict_set(object, &key, &value)
     }
 
     #[inline]
@@ -387,7 +407,7 @@ impl<'py> Sink for PySink<'_, 'py> {
             // In order, with dict semantics: a repeated key keeps its first place and takes
             // the last value.
             for (k, v) in object.drain(..) {
-                dict.set_item(k, v)?;
+                dict_set(&dict, &k, &v)?;
             }
             Ok(dict.into_any())
         });
