@@ -8,6 +8,7 @@ whose strict dialect is the project's (DESIGN §3).
 from __future__ import annotations
 
 import math
+import operator
 import re
 from typing import Any, Callable
 
@@ -50,6 +51,7 @@ R_PAYLOAD_NOT_DICT = "payload must be a JSON object"
 MAX_ENCODE_DEPTH = 254
 _INT_MIN = -(2**63)
 _INT_MAX = 2**64 - 1
+_U64_MAX = 2**64 - 1
 
 _ENVELOPE_KEYS = ("v", "seq", "type", "run")
 
@@ -534,7 +536,7 @@ class Framer:
     def __init__(self, max_line_bytes: int = MAX_LINE_BYTES) -> None:
         if not isinstance(max_line_bytes, int) or isinstance(max_line_bytes, bool) or max_line_bytes < 1:
             raise ValueError("max_line_bytes must be a positive integer")
-        self.max_line_bytes = max_line_bytes
+        self.max_line_bytes = min(max_line_bytes, _U64_MAX)  # as the Rust backend stores it
         self._buf = b""
         self._skipping = False
 
@@ -667,6 +669,7 @@ def utf8_prefix(text: str, limit: int) -> str:
     splits a character."""
     if not isinstance(text, str):
         raise TypeError("text must be str")
+    limit = operator.index(limit)
     if limit <= 0:
         return ""
     if len(text) <= limit // 4 or (len(text) <= limit and text.isascii()):
@@ -690,6 +693,7 @@ def truncate_line(text: str, limit: int) -> str:
     all (just a prefix when ``limit`` is under 3 bytes)."""
     if not isinstance(text, str):
         raise TypeError("text must be str")
+    limit = operator.index(limit)
     if _utf8_len(text) <= limit:
         return text
     if limit < 3:
@@ -731,7 +735,7 @@ def scrub(text: str, max_bytes: int) -> tuple[str, bool]:
     UTF-8 bytes. Returns ``(text, changed)``."""
     if not isinstance(text, str):
         raise TypeError("text must be str")
-    limit = max(0, max_bytes)
+    limit = max(0, operator.index(max_bytes))
     scanned = text[: limit + 1]
     raw_truncated = len(text) > limit + 1
     sanitized, escaped = _sanitize(scanned)

@@ -1,0 +1,39 @@
+"""Programming errors (wrong argument types) raise the same exception, with the same message, on
+both backends; and out-of-range sizes are stored the same way."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any, Callable
+
+import pytest
+
+
+def outcome(call: Callable[[], Any]) -> tuple[str, str]:
+    try:
+        return ("ok", repr(call()))
+    except Exception as exc:  # noqa: BLE001 - the exception is the result being compared
+        return (type(exc).__name__, str(exc))
+
+
+CALLS: list[tuple[str, Callable[[ModuleType], Any]]] = [
+    ("utf8_prefix float limit", lambda m: m.utf8_prefix("abc", 2.0)),
+    ("utf8_prefix str limit", lambda m: m.utf8_prefix("abc", "2")),
+    ("utf8_prefix bool limit", lambda m: m.utf8_prefix("abc", True)),
+    ("utf8_prefix bytes text", lambda m: m.utf8_prefix(b"abc", 2)),
+    ("truncate_line float limit", lambda m: m.truncate_line("abcdef", 4.0)),
+    ("truncate_line str limit", lambda m: m.truncate_line("abc", "2")),
+    ("scrub float limit", lambda m: m.scrub("abc", 1.5)),
+    ("scrub int text", lambda m: m.scrub(5, 3)),
+    ("scrub negative limit", lambda m: m.scrub("abc", -4)),
+    ("Framer huge cap", lambda m: m.Framer(2**70).max_line_bytes),
+    ("Framer zero cap", lambda m: m.Framer(0)),
+]
+
+
+@pytest.mark.parametrize("name,call", CALLS, ids=[name for name, _ in CALLS])
+def test_same_outcome(pure: ModuleType, native: ModuleType, name: str, call: Callable[[ModuleType], Any]) -> None:
+    expected = outcome(lambda: call(pure))
+    assert outcome(lambda: call(native)) == expected
+    if "float" in name or "str limit" in name:
+        assert expected[0] == "TypeError"
