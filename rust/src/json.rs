@@ -745,7 +745,7 @@ impl<'a> Parser<'a> {
 
     /// A value plus its [`Shape`]. At the top level (`top`), an array also records the shapes of
     /// its items (for `refs`); deeper containers only record their emptiness.
-    #[inline]
+    #[inline(always)]
     fn shaped_value<S: Sink>(
         &mut self,
         sink: &mut S,

@@ -263,42 +263,57 @@ fn presized_dict(py: Python<'_>, n: usize) -> PyResult<Bound<'_, PyDict>> {
     }
 }
 
+/// The sink's error: a boxed `PyErr`, so every `Result` the parser passes around is two words
+/// and comes back in registers (a bare `PyErr` made each value-returning call go through memory).
+type SinkError = Box<PyErr>;
+
 impl<'py> Sink for PySink<'_, 'py> {
     type Value = Bound<'py, PyAny>;
     type Key = Bound<'py, PyString>;
     type Array = Vec<Bound<'py, PyAny>>;
     type Object = Members<'py>;
-    type Error = PyErr;
+    type Error = SinkError;
 
     #[inline]
-    fn null(&mut self) -> PyResult<Self::Value> {
+    fn null(&mut self) -> Result<Self::Value, SinkError> {
         Ok(self.py.None().into_bound(self.py))
     }
 
     #[inline]
-    fn boolean(&mut self, value: bool) -> PyResult<Self::Value> {
+    fn boolean(&mut self, value: bool) -> Result<Self::Value, SinkError> {
         Ok(PyBool::new(self.py, value).to_owned().into_any())
     }
 
     #[inline]
-    fn number(&mut self, value: Number) -> PyResult<Self::Value> {
+    fn number(&mut self, value: Number) -> Result<Self::Value, SinkError> {
         Ok(match value {
-            Number::Int(i) => i.into_pyobject(self.py)?.into_any(),
-            Number::UInt(u) => u.into_pyobject(self.py)?.into_any(),
+            Number::Int(i) => i
+                .into_pyobject(self.py)
+                .map_err(|e| -> SinkError { match e {} })?
+                .into_any(),
+            Number::UInt(u) => u
+                .into_pyobject(self.py)
+                .map_err(|e| -> SinkError { match e {} })?
+                .into_any(),
             Number::Float(f) => PyFloat::new(self.py, f).into_any(),
         })
     }
 
     #[inline]
-    fn string(&mut self, value: &str, ascii: bool) -> PyResult<Self::Value> {
+    fn string(&mut self, value: &str, ascii: bool) -> Result<Self::Value, SinkError> {
         if ascii {
-            return ascii_string(self.py, value);
+            return Ok(ascii_string(self.py, value)?);
         }
         Ok(PyString::new(self.py, value).into_any())
     }
 
     #[inline]
-    fn field_string(&mut self, key: KeyId, value: &str, ascii: bool) -> PyResult<Self::Value> {
+    fn field_string(
+        &mut self,
+        key: KeyId,
+        value: &str,
+        ascii: bool,
+    ) -> Result<Self::Value, SinkError> {
         match key {
             KeyId::Type => {
                 // Consecutive lines mostly share a type: try the last one first.
@@ -325,21 +340,31 @@ impl<'py> Sink for PySink<'_, 'py> {
                     let (text, obj) = &mut self.run.prev_text;
                     text.clear();
                     text.push_str(value);
-                    *obj = Some(made.clone().cast_into::<PyString>()?.unbind());
+                    *obj = Some(
+                        made.clone()
+                            .cast_into::<PyString>()
+                            .map_err(PyErr::from)?
+                            .unbind(),
+                    );
                 }
                 return Ok(made);
             }
             _ => {
                 if let Some(made) = self.run.get(self.py, key, value, ascii) {
-                    return made;
+                    return Ok(made?);
                 }
             }
         }
         self.string(value, ascii)
     }
 
-    #[inline]
-    fn key(&mut self, value: &str, _ascii: bool, known: Option<KeyId>) -> PyResult<Self::Key> {
+    #[inline(always)]
+    fn key(
+        &mut self,
+        value: &str,
+        _ascii: bool,
+        known: Option<KeyId>,
+    ) -> Result<Self::Key, SinkError> {
         Ok(match known {
             Some(id) => self.cache.keys[id as usize].bind(self.py).clone(),
             None => self.run.other_key(self.py, value),
@@ -347,23 +372,23 @@ impl<'py> Sink for PySink<'_, 'py> {
     }
 
     #[inline]
-    fn array_begin(&mut self) -> PyResult<Self::Array> {
+    fn array_begin(&mut self) -> Result<Self::Array, SinkError> {
         Ok(Vec::new())
     }
 
     #[inline]
-    fn array_push(&mut self, array: &mut Self::Array, value: Self::Value) -> PyResult<()> {
+    fn array_push(&mut self, array: &mut Self::Array, value: Self::Value) -> Result<(), SinkError> {
         array.push(value);
         Ok(())
     }
 
     #[inline]
-    fn array_end(&mut self, array: Self::Array) -> PyResult<Self::Value> {
+    fn array_end(&mut self, array: Self::Array) -> Result<Self::Value, SinkError> {
         Ok(PyList::new(self.py, array)?.into_any())
     }
 
     #[inline]
-    fn object_begin(&mut self) -> PyResult<Self::Object> {
+    fn object_begin(&mut self) -> Result<Self::Object, SinkError> {
         Ok(self.pool.pop().unwrap_or_default())
     }
 
@@ -373,7 +398,7 @@ impl<'py> Sink for PySink<'_, 'py> {
         object: &mut Self::Object,
         key: Self::Key,
         value: Self::Value,
-    ) -> PyResult<()> {
+    ) -> Result<(), SinkError> {
         object.push((key, value));
         Ok(())
     }
@@ -381,8 +406,8 @@ impl<'py> Sink for PySink<'_, 'py> {
     type Top = Bound<'py, PyDict>;
 
     #[inline]
-    fn top_begin(&mut self, hint: usize) -> PyResult<Self::Top> {
-        presized_dict(self.py, hint)
+    fn top_begin(&mut self, hint: usize) -> Result<Self::Top, SinkError> {
+        Ok(presized_dict(self.py, hint)?)
     }
 
     #[inline]
@@ -391,23 +416,23 @@ impl<'py> Sink for PySink<'_, 'py> {
         object: &mut Self::Top,
         key: Self::Key,
         value: Self::Value,
-    ) -> PyResult<()> {
-        dict_set(object, &key, &value)
+    ) -> Result<(), SinkError> {
+        Ok(dict_set(object, &key, &value)?)
     }
 
     #[inline]
-    fn top_end(&mut self, object: Self::Top) -> PyResult<Self::Value> {
+    fn top_end(&mut self, object: Self::Top) -> Result<Self::Value, SinkError> {
         Ok(object.into_any())
     }
 
     #[inline]
-    fn object_end(&mut self, mut object: Self::Object) -> PyResult<Self::Value> {
-        let dict = presized_dict(self.py, object.len());
+    fn object_end(&mut self, mut object: Self::Object) -> Result<Self::Value, SinkError> {
+        let dict = presized_dict(self.py, object.len()).map_err(Box::new);
         let result = dict.and_then(|dict| {
             // In order, with dict semantics: a repeated key keeps its first place and takes
             // the last value.
             for (k, v) in object.drain(..) {
-                dict_set(&dict, &k, &v)?;
+                dict_set(&dict, &k, &v).map_err(Box::new)?;
             }
             Ok(dict.into_any())
         });
@@ -718,7 +743,7 @@ fn decode_bytes<'py>(
     match decode_with(line, direction, &mut sink, fields) {
         Ok(v) => Ok(Ok(v)),
         Err(DecodeError::Rejected(r)) => Ok(Err(r)),
-        Err(DecodeError::Sink(e)) => Err(e),
+        Err(DecodeError::Sink(e)) => Err(*e),
     }
 }
 
