@@ -476,7 +476,8 @@ impl<'a> Parser<'a> {
     #[inline(always)]
     fn skip_ws(&mut self) {
         while let Some(&b) = self.bytes.get(self.pos) {
-            if !is_ws(b) {
+            // Every whitespace byte is <= b' ': one compare for the usual non-space byte.
+            if b > b' ' || !is_ws(b) {
                 break;
             }
             self.pos += 1;
@@ -877,7 +878,7 @@ impl<'a> Parser<'a> {
 
     /// Reads a string starting at the opening quote. Returns where its decoded text is and
     /// whether it is pure ASCII.
-    #[inline]
+    #[inline(always)]
     fn string<E>(&mut self) -> Result<(StrLoc, bool), ParseError<E>> {
         let start = self.pos + 1;
         let bytes = self.bytes;
@@ -1007,7 +1008,7 @@ impl<'a> Parser<'a> {
     }
 
     /// Reads a number with RFC 8259's grammar and types it as orjson does.
-    #[inline]
+    #[inline(always)]
     fn number<E>(&mut self) -> Result<Number, ParseError<E>> {
         let bytes = self.bytes;
         let start = self.pos;

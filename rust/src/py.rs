@@ -307,7 +307,7 @@ impl<'py> Sink for PySink<'_, 'py> {
         Ok(PyString::new(self.py, value).into_any())
     }
 
-    #[inline]
+    #[inline(always)]
     fn field_string(
         &mut self,
         key: KeyId,

@@ -242,6 +242,22 @@ impl Shape {
     }
 }
 
+/// The keys of a message's top-level object in order (`None`: an unknown key), up to the first
+/// [`KeyOrder::MAX`]: a fixed array, copied whole (no allocation or capacity checks per key).
+#[derive(Debug, Clone, Copy)]
+struct KeyOrder {
+    ids: [Option<KeyId>; KeyOrder::MAX],
+    len: u8,
+}
+
+impl KeyOrder {
+    const MAX: usize = 32;
+    const EMPTY: KeyOrder = KeyOrder {
+        ids: [None; KeyOrder::MAX],
+        len: 0,
+    };
+}
+
 /// The shapes of the known top-level fields of one message.
 #[derive(Debug, Clone)]
 pub struct Fields {
@@ -254,11 +270,11 @@ pub struct Fields {
     /// The shapes of the items of a top-level `refs` list.
     pub ref_items: Vec<Shape>,
     /// The key order of the previous message, and of this one so far (`None`: an unknown key).
-    prev_keys: Vec<Option<KeyId>>,
-    keys: Vec<Option<KeyId>>,
+    prev_keys: KeyOrder,
+    keys: KeyOrder,
     /// The key order last seen for each message type (index of `type_index`), used once this
     /// message's `type` is known: streams interleave types with different key orders.
-    type_keys: Vec<Vec<Option<KeyId>>>,
+    type_keys: Vec<KeyOrder>,
     current_type: Option<usize>,
 }
 
@@ -269,8 +285,8 @@ impl Default for Fields {
             shapes: [Shape::Null; KeyId::COUNT],
             arena: String::new(),
             ref_items: Vec::new(),
-            prev_keys: Vec::new(),
-            keys: Vec::new(),
+            prev_keys: KeyOrder::EMPTY,
+            keys: KeyOrder::EMPTY,
             type_keys: Vec::new(),
             current_type: None,
         }
@@ -286,16 +302,15 @@ impl Fields {
     pub fn clear(&mut self) {
         self.present = 0;
         self.arena.clear();
-        if !self.keys.is_empty() {
+        if self.keys.len != 0 {
             if let Some(t) = self.current_type.take() {
                 if self.type_keys.len() <= t {
-                    self.type_keys.resize(t + 1, Vec::new());
+                    self.type_keys.resize(t + 1, KeyOrder::EMPTY);
                 }
-                self.type_keys[t].clear();
-                self.type_keys[t].extend_from_slice(&self.keys);
+                self.type_keys[t] = self.keys;
             }
-            std::mem::swap(&mut self.keys, &mut self.prev_keys);
-            self.keys.clear();
+            self.prev_keys = self.keys;
+            self.keys.len = 0;
         }
         self.current_type = None;
     }
@@ -304,23 +319,29 @@ impl Fields {
     #[inline]
     pub fn predicted(&self, index: usize) -> Option<KeyId> {
         let order = match self.current_type.and_then(|t| self.type_keys.get(t)) {
-            Some(order) if !order.is_empty() => order,
+            Some(order) if order.len != 0 => order,
             _ => &self.prev_keys,
         };
-        order.get(index).copied().flatten()
+        if index < order.len as usize {
+            order.ids[index]
+        } else {
+            None
+        }
     }
 
     /// How many keys the previous message had.
     #[inline]
     pub fn predicted_len(&self) -> usize {
-        self.prev_keys.len()
+        self.prev_keys.len as usize
     }
 
     /// Record the key read at position `index` (a prediction for the next message).
     #[inline]
     pub fn saw_key(&mut self, index: usize, key: Option<KeyId>) {
-        if index < 32 {
-            self.keys.push(key);
+        // Called once per key, with `index` counting from 0 after `clear`.
+        if index < KeyOrder::MAX {
+            self.keys.ids[index] = key;
+            self.keys.len = index as u8 + 1;
         }
     }
 
