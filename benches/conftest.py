@@ -12,7 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import streams  # noqa: E402
+import streams
 
 
 @pytest.fixture(scope="session")

@@ -3,11 +3,11 @@ the messages of the piece as Python objects."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import msgspec
 import orjson
-
 from fenwire_fast import _pure
 
 try:
@@ -87,8 +87,17 @@ class Info(_Display, tag="info"):
 
 
 Event = (
-    Delta | ThinkingDelta | Text | ToolCall | ToolResult | LlmStart | LlmEnd | StreamEnd
-    | TurnStarted | TurnComplete | Info
+    Delta
+    | ThinkingDelta
+    | Text
+    | ToolCall
+    | ToolResult
+    | LlmStart
+    | LlmEnd
+    | StreamEnd
+    | TurnStarted
+    | TurnComplete
+    | Info
 )
 
 

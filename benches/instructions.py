@@ -38,7 +38,9 @@ def count(python: str, script: str) -> int:
         out = Path(tmp) / "cg.out"
         res = subprocess.run(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", python, "-c", script],
-            capture_output=True, text=True, check=True,
+            capture_output=True,
+            text=True,
+            check=True,
         )
         m = re.search(r"Collected : (\d+)", res.stderr)
         if not m:
@@ -62,8 +64,10 @@ def main() -> None:
             path = str(Path(tmp) / f"{name}.jsonl")
             Path(path).write_bytes(b"\n".join(lines) + b"\n")
             base = count(python, CHILD.format(here=str(HERE), path=path, impl="none"))
-            per = {impl: (count(python, CHILD.format(here=str(HERE), path=path, impl=impl)) - base) / len(lines)
-                   for impl in IMPLS}
+            per = {
+                impl: (count(python, CHILD.format(here=str(HERE), path=path, impl=impl)) - base) / len(lines)
+                for impl in IMPLS
+            }
             ref = per["orjson.loads per line"]
             for impl, n in per.items():
                 print(f"| {name} | {impl} | {n:,.0f} | {n / ref:.2f}x |")

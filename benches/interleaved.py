@@ -15,8 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import streams  # noqa: E402
-from drains import DRAINS, _native  # noqa: E402
+import streams
+from drains import DRAINS, _native
 
 
 def main() -> None:
@@ -24,7 +24,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=25)
     args = parser.parse_args()
     impls = [name for name in DRAINS if _native is not None or not name.startswith("rust")]
-    print("| stream | implementation | ns/line (min) | ns/line (median) | min ratio to orjson.loads | median ratio to orjson.loads | ratio to pure (min) |")
+    print(
+        "| stream | implementation | ns/line (min) | ns/line (median) | min ratio to orjson.loads | median ratio to orjson.loads | ratio to pure (min) |"
+    )
     print("|---|---|---:|---:|---:|---:|---:|")
     for name, data in (("mixed", streams.mixed_stream()), ("deltas only", streams.deltas_stream())):
         chunks = streams.chunks(data)
@@ -42,8 +44,10 @@ def main() -> None:
         ref_min, ref_med = mins["orjson.loads per line"], meds["orjson.loads per line"]
         pure = mins["pure Receiver.feed"]
         for impl in sorted(impls, key=mins.__getitem__):
-            print(f"| {name} | {impl} | {mins[impl]:,.0f} | {meds[impl]:,.0f} | {mins[impl] / ref_min:.2f}x "
-                  f"| {meds[impl] / ref_med:.2f}x | {mins[impl] / pure:.2f}x |")
+            print(
+                f"| {name} | {impl} | {mins[impl]:,.0f} | {meds[impl]:,.0f} | {mins[impl] / ref_min:.2f}x "
+                f"| {meds[impl] / ref_med:.2f}x | {mins[impl] / pure:.2f}x |"
+            )
 
 
 if __name__ == "__main__":

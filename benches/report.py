@@ -23,8 +23,17 @@ BASELINES = ("orjson.loads per line", "orjson.dumps", "pure")
 def run() -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "bench.json"
-        cmd = [sys.executable, "-m", "pytest", str(ROOT / "benches"), "-q", "-p", "no:cacheprovider",
-               "--benchmark-only", f"--benchmark-json={out}"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(ROOT / "benches"),
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--benchmark-only",
+            f"--benchmark-json={out}",
+        ]
         subprocess.run(cmd, check=True, cwd=ROOT, stdout=sys.stderr)
         return json.loads(out.read_text())
 
@@ -37,11 +46,18 @@ def table(data: dict) -> str:
     groups: dict[str, list[dict]] = {}
     for b in data["benchmarks"]:
         groups.setdefault(b["group"], []).append(b)
-    lines = ["| benchmark | implementation | ns/item (min) | ns/item (median) | ratio to baseline (min) |",
-             "|---|---|---:|---:|---:|"]
+    lines = [
+        "| benchmark | implementation | ns/item (min) | ns/item (median) | ratio to baseline (min) |",
+        "|---|---|---:|---:|---:|",
+    ]
     for group, benches in groups.items():
-        per = {impl_name(b): (b["stats"]["min"] * 1e9 / b["extra_info"]["items"],
-                              b["stats"]["median"] * 1e9 / b["extra_info"]["items"]) for b in benches}
+        per = {
+            impl_name(b): (
+                b["stats"]["min"] * 1e9 / b["extra_info"]["items"],
+                b["stats"]["median"] * 1e9 / b["extra_info"]["items"],
+            )
+            for b in benches
+        }
         base_name = next((n for base in BASELINES for n in per if n.startswith(base)), None)
         base = per[base_name][0] if base_name else None
         for name, (mn, med) in sorted(per.items(), key=lambda kv: kv[1][0]):
@@ -49,8 +65,10 @@ def table(data: dict) -> str:
             lines.append(f"| {group} | {name} | {mn:,.0f} | {med:,.0f} | {ratio} |")
     machine = data.get("machine_info", {})
     lines.append("")
-    lines.append(f"Python {machine.get('python_version', '?')}, {machine.get('cpu', {}).get('brand_raw', '?')}, "
-                 f"{data.get('datetime', '?')}")
+    lines.append(
+        f"Python {machine.get('python_version', '?')}, {machine.get('cpu', {}).get('brand_raw', '?')}, "
+        f"{data.get('datetime', '?')}"
+    )
     return "\n".join(lines)
 
 

@@ -9,7 +9,7 @@ into line-aligned pieces of at most 64 KiB, one per drain call, the way a tailer
 from __future__ import annotations
 
 import random
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import orjson
@@ -56,7 +56,9 @@ def _event(rng: random.Random, i: int, kind: str) -> dict[str, Any]:
         base.update({"final?": rng.random() < 0.5, "content-index": 0, "text": text, "summary": text[:160]})
     elif kind == "tool-call":
         args = {"path": f"src/{rng.choice(WORDS)}.py", "pattern": _words(rng, 30, False), "limit": rng.randint(1, 500)}
-        base.update({"name": "grep", "id": f"call_{i:08d}", "arguments": args, "summary": orjson.dumps(args).decode()[:160]})
+        base.update(
+            {"name": "grep", "id": f"call_{i:08d}", "arguments": args, "summary": orjson.dumps(args).decode()[:160]}
+        )
     elif kind == "tool-result":
         big = rng.random() < 0.15
         content = _words(rng, rng.randint(2000, 5000) if big else rng.randint(60, 250), rng.random() < 0.1)
@@ -74,13 +76,23 @@ def _event(rng: random.Random, i: int, kind: str) -> dict[str, Any]:
     elif kind == "llm-start":
         base.update({"provider": "anthropic", "model": "claude-x"})
     elif kind == "llm-end":
-        base.update({"stop-reason": "tool-use", "usage": {"input": rng.randint(100, 9000), "output": rng.randint(1, 900)}})
+        base.update(
+            {"stop-reason": "tool-use", "usage": {"input": rng.randint(100, 9000), "output": rng.randint(1, 900)}}
+        )
     elif kind == "assistant-stream-end":
         base["final?"] = False
     elif kind == "turn-started":
         base = {"v": 1, "seq": i + 1, "type": kind, "run": RUN, "turn": i // 1000 + 1}
     elif kind == "turn-complete":
-        base = {"v": 1, "seq": i + 1, "type": kind, "run": RUN, "turn": i // 1000 + 1, "stop-reason": "end-turn", "usage": {"input": 1000, "output": 200}}
+        base = {
+            "v": 1,
+            "seq": i + 1,
+            "type": kind,
+            "run": RUN,
+            "turn": i // 1000 + 1,
+            "stop-reason": "end-turn",
+            "usage": {"input": 1000, "output": 200},
+        }
     elif kind == "info":
         base.update({"summary": "dropped queued controls", "refs": [3, 4]})
     return base
@@ -117,12 +129,12 @@ def to_stream(messages: list[dict[str, Any]]) -> bytes:
     return b"".join(orjson.dumps(m) + b"\n" for m in messages)
 
 
-@lru_cache(maxsize=None)
+@cache
 def mixed_stream() -> bytes:
     return to_stream(mixed_messages())
 
 
-@lru_cache(maxsize=None)
+@cache
 def deltas_stream() -> bytes:
     return to_stream(delta_messages())
 
@@ -148,5 +160,7 @@ if __name__ == "__main__":
         msgs = mixed_messages() if name == "mixed" else delta_messages()
         share = sum(m["type"] == "assistant-text-delta" for m in msgs) / len(msgs)
         longest = max(map(len, data.split(NL)))
-        print(f"{name}: {lines} lines, {len(data) / lines:.1f} bytes/line, {share:.1%} deltas, "
-              f"max line {longest} bytes, {len(chunks(data))} chunks")
+        print(
+            f"{name}: {lines} lines, {len(data) / lines:.1f} bytes/line, {share:.1%} deltas, "
+            f"max line {longest} bytes, {len(chunks(data))} chunks"
+        )

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from drains import DRAINS, _native
-
 import streams
+from drains import DRAINS, _native
 
 IMPLS = list(DRAINS)
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import orjson
 import pytest
-from drains import _native
-
 import streams
+from drains import _native
 from fenwire_fast import _pure
 
 N = 20_000

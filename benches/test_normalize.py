@@ -6,9 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from drains import _native
-
 import streams
+from drains import _native
 from fenwire_fast import _pure
 
 normalize_mod = pytest.importorskip("fenwire_fast.normalize")

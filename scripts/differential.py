@@ -18,10 +18,10 @@ import math
 import random
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import orjson
-
 from fenwire_fast import _native as rust
 from fenwire_fast import _pure as pure
 from fenwire_fast._schema import CONTROL_SCHEMAS, ENUMS, EVENT_SCHEMAS
@@ -38,15 +38,14 @@ def same(a: Any, b: Any) -> bool:
     if isinstance(a, dict):
         return list(a.keys()) == list(b.keys()) and all(same(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, float):
         if math.isnan(a):
             return math.isnan(b)
         return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
     if isinstance(a, Rejection):
         return all(
-            same(getattr(a, f), getattr(b, f))
-            for f in ("code", "reason", "fatal", "seq", "type", "run", "errors")
+            same(getattr(a, f), getattr(b, f)) for f in ("code", "reason", "fatal", "seq", "type", "run", "errors")
         )
     return bool(a == b)
 
@@ -62,27 +61,132 @@ def outcome(fn: Callable[[], Any]) -> Any:
 # Inputs
 
 SCALARS: list[Any] = [
-    None, True, False, 0, 1, -1, 2, 1.0, 2.0, 0.5, -0.0, 1.5, 1e300, -1e300,
-    2**53 - 1, 2**53, 2**63 - 1, 2**63, 2**64 - 1, -(2**63),
-    "", "x", "é", "日本", "😀", "\u2028", "a\"b\\c", "\x00\x1f\x7f\x85", "accepted", "rejected",
-    "applied", "done", "cancelled", "failed", "timed-out", "ok",
-    [], {}, [1], [1, 2.0], [0], [1.5], ["x"], [2**53], {"a": 1}, {"": None}, [[]], [{}],
+    None,
+    True,
+    False,
+    0,
+    1,
+    -1,
+    2,
+    1.0,
+    2.0,
+    0.5,
+    -0.0,
+    1.5,
+    1e300,
+    -1e300,
+    2**53 - 1,
+    2**53,
+    2**63 - 1,
+    2**63,
+    2**64 - 1,
+    -(2**63),
+    "",
+    "x",
+    "é",
+    "日本",
+    "😀",
+    "\u2028",
+    'a"b\\c',
+    "\x00\x1f\x7f\x85",
+    "accepted",
+    "rejected",
+    "applied",
+    "done",
+    "cancelled",
+    "failed",
+    "timed-out",
+    "ok",
+    [],
+    {},
+    [1],
+    [1, 2.0],
+    [0],
+    [1.5],
+    ["x"],
+    [2**53],
+    {"a": 1},
+    {"": None},
+    [[]],
+    [{}],
 ]
 # Python-only values for validate/encode (not JSON).
 PY_ONLY: list[Any] = [
-    float("nan"), float("inf"), -float("inf"), 2**64, -(2**63) - 1, 2**100, (1, 2), {1, 2},
-    b"bytes", "\ud800", "a\udfffb", {1: 2}, {"k": "\udc00"}, {"\ud800": 1}, object(),
-    [float("nan")], {"a": [1, {"b": 2**70}]}, frozenset(),
+    float("nan"),
+    float("inf"),
+    -float("inf"),
+    2**64,
+    -(2**63) - 1,
+    2**100,
+    (1, 2),
+    {1, 2},
+    b"bytes",
+    "\ud800",
+    "a\udfffb",
+    {1: 2},
+    {"k": "\udc00"},
+    {"\ud800": 1},
+    object(),
+    [float("nan")],
+    {"a": [1, {"b": 2**70}]},
+    frozenset(),
 ]
 RAW_TOKENS = [
-    "1e400", "-1e400", "1.7976931348623159e308", "1e-400", "-1e-400", "-0", "-0.0", "1E2", "1e-0",
-    "1.0", "01", "-01", "1.", ".5", "+1", "1e", "NaN", "Infinity", "-Infinity", "0x10",
-    '"\\ud800"', '"\\udc00"', '"\\ud83d\\ude00"', '"\\ud800\\u0041"', '"\\u0000"', '"\\/"',
-    '"\\x"', '"\\U0041"', '"a\x01b"', '"\x7f"', "[]", "{}", "[ ]", "{ }", "[1,]", '{"a":1,}',
-    "null", "true", "false", "tru", "nul", "18446744073709551615", "18446744073709551616",
-    "-9223372036854775808", "-9223372036854775809", "9007199254740991", "9007199254740992",
-    "1" + "0" * 400, "0.1e1", "4.9e-324", "2.4e-324", '"' + "é" * 3 + '"', "[1 2]",
-    "[" * 1024 + "]" * 1024, "[" * 1025 + "]" * 1025,
+    "1e400",
+    "-1e400",
+    "1.7976931348623159e308",
+    "1e-400",
+    "-1e-400",
+    "-0",
+    "-0.0",
+    "1E2",
+    "1e-0",
+    "1.0",
+    "01",
+    "-01",
+    "1.",
+    ".5",
+    "+1",
+    "1e",
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "0x10",
+    '"\\ud800"',
+    '"\\udc00"',
+    '"\\ud83d\\ude00"',
+    '"\\ud800\\u0041"',
+    '"\\u0000"',
+    '"\\/"',
+    '"\\x"',
+    '"\\U0041"',
+    '"a\x01b"',
+    '"\x7f"',
+    "[]",
+    "{}",
+    "[ ]",
+    "{ }",
+    "[1,]",
+    '{"a":1,}',
+    "null",
+    "true",
+    "false",
+    "tru",
+    "nul",
+    "18446744073709551615",
+    "18446744073709551616",
+    "-9223372036854775808",
+    "-9223372036854775809",
+    "9007199254740991",
+    "9007199254740992",
+    "1" + "0" * 400,
+    "0.1e1",
+    "4.9e-324",
+    "2.4e-324",
+    '"' + "é" * 3 + '"',
+    "[1 2]",
+    "[" * 1024 + "]" * 1024,
+    "[" * 1025 + "]" * 1025,
 ]
 WS = ["", "", "", " ", "\t", "\r", "\n", " \r\n\t"]
 ALL_TYPES = sorted(EVENT_SCHEMAS) + sorted(CONTROL_SCHEMAS) + ["nope", "subagent-start", ""]
@@ -142,8 +246,25 @@ def mutate_dict(rng: random.Random, msg: dict[str, Any], python_values: bool) ->
         elif r < 0.6 and keys:
             del msg[rng.choice(keys)]
         elif r < 0.8:
-            msg[rng.choice(["v", "seq", "type", "run", "status", "ref", "refs", "turn", "text",
-                            "final?", "usage", "content-index", "stop-reason"])] = rng.choice(pool)
+            msg[
+                rng.choice(
+                    [
+                        "v",
+                        "seq",
+                        "type",
+                        "run",
+                        "status",
+                        "ref",
+                        "refs",
+                        "turn",
+                        "text",
+                        "final?",
+                        "usage",
+                        "content-index",
+                        "stop-reason",
+                    ]
+                )
+            ] = rng.choice(pool)
         else:
             msg[rng.choice(["type"])] = rng.choice(ALL_TYPES)
     return msg
@@ -201,10 +322,12 @@ def random_line(rng: random.Random) -> bytes | str:
         text = to_json_text(rng, msg)[:-1].rstrip()
         if text.endswith("}"):
             text = text[:-1]
-        line = (text + f',{orjson.dumps(k).decode()}:{orjson.dumps(rng.choice(SCALARS)).decode()}}}').encode()
+        line = (text + f",{orjson.dumps(k).decode()}:{orjson.dumps(rng.choice(SCALARS)).decode()}}}").encode()
     elif r < 0.9:
-        line = rng.choice(RAW_TOKENS).encode() if rng.random() < 0.7 else bytes(
-            rng.randrange(256) for _ in range(rng.randint(0, 20))
+        line = (
+            rng.choice(RAW_TOKENS).encode()
+            if rng.random() < 0.7
+            else bytes(rng.randrange(256) for _ in range(rng.randint(0, 20)))
         )
     elif r < 0.93:
         # near the line limit
@@ -225,8 +348,29 @@ def random_line(rng: random.Random) -> bytes | str:
 
 
 def random_text(rng: random.Random) -> str:
-    alphabet = ["a", "b", " ", "\n", "\t", "\r", "\x00", "\x01", "\x1f", "\x7f", "\x85", "\x9f",
-                "\xa0", "é", "…", "日", "😀", "\ud800", "\udfff", "\u2028", "\\"]
+    alphabet = [
+        "a",
+        "b",
+        " ",
+        "\n",
+        "\t",
+        "\r",
+        "\x00",
+        "\x01",
+        "\x1f",
+        "\x7f",
+        "\x85",
+        "\x9f",
+        "\xa0",
+        "é",
+        "…",
+        "日",
+        "😀",
+        "\ud800",
+        "\udfff",
+        "\u2028",
+        "\\",
+    ]
     n = rng.choice([0, 1, 2, 5, 20, 100, 500])
     return "".join(rng.choice(alphabet) for _ in range(n))
 
@@ -290,8 +434,15 @@ class BytesSub(bytes):
 
 # Subclasses of the JSON types: both backends take them like their base.
 SUBCLASSED: list[Any] = [
-    IntSub(3), StrSub("s"), DictSub(a=1), ListSub([1]), DictSub(), ListSub(),
-    FloatSub(1.5), {StrSub("k"): 1}, {"a": {StrSub("k"): 1}},
+    IntSub(3),
+    StrSub("s"),
+    DictSub(a=1),
+    ListSub([1]),
+    DictSub(),
+    ListSub(),
+    FloatSub(1.5),
+    {StrSub("k"): 1},
+    {"a": {StrSub("k"): 1}},
 ]
 
 
@@ -392,6 +543,7 @@ def check_feed(rng: random.Random) -> None:
         arg = kind(piece)
         a = outcome(lambda: ra.feed(arg))
         b = outcome(lambda: rb.feed(arg))
+
         def repro(i: int = i) -> str:
             return f"Receiver({direction!r}).feed over pieces {[p[:200] for p in pieces[: i + 1]]!r:.900}"
 
@@ -404,7 +556,8 @@ def check_feed(rng: random.Random) -> None:
     for i, piece in enumerate(pieces):
         a = outcome(lambda: fa.feed(piece))
         b = outcome(lambda: fb.feed(piece))
-        def repro(i: int = i) -> str:  # noqa: F811
+
+        def repro(i: int = i) -> str:
             return f"Framer({cap}).feed over pieces {[p[:200] for p in pieces[: i + 1]]!r:.900}"
 
         check("Framer.feed", repro, a, b)
@@ -469,8 +622,10 @@ def main() -> int:
             if len(diffs) >= args.max_diffs:
                 break
     elapsed = time.time() - start
-    print(f"differential: seed={seed} cases={sum(counts.values())} ({', '.join(f'{k} {v}' for k, v in counts.items())}) "
-          f"in {elapsed:.1f}s: {len(diffs)} difference(s)")
+    print(
+        f"differential: seed={seed} cases={sum(counts.values())} ({', '.join(f'{k} {v}' for k, v in counts.items())}) "
+        f"in {elapsed:.1f}s: {len(diffs)} difference(s)"
+    )
     for d in diffs:
         print("DIFF", d)
     return 1 if diffs else 0

@@ -58,7 +58,7 @@ EVENTS: list[tuple[str, dict[str, Any]]] = [
     ("turn-started", {"turn": 1}),
     ("agent-started", {**DISPLAY, "provider": "anthropic", "model": "claude"}),
     ("agent-started", {}),
-    ("user", {**DISPLAY, "text": "Inspect the README, caf\u00e9 \u2603 \U0001F600."}),
+    ("user", {**DISPLAY, "text": "Inspect the README, caf\u00e9 \u2603 \U0001f600."}),
     ("user", {}),
     ("llm-start", {**DISPLAY, "provider": "anthropic", "model": "claude"}),
     ("llm-start", {}),
@@ -116,7 +116,7 @@ EVENTS: list[tuple[str, dict[str, Any]]] = [
     (
         "result",
         {
-            "final-text": "The README describes fen. \u2014 \U0001F600",
+            "final-text": "The README describes fen. \u2014 \U0001f600",
             "stop-reason": "stop",
             "usage": {"input": 240, "output": 60},
             "truncated?": True,
@@ -142,7 +142,7 @@ CONTROLS: list[tuple[str, dict[str, Any]]] = [
     ("cancel", {}),
     ("close", {}),
     ("cancel", {"x-why": ["user", "pressed", "ctrl-c"]}),
-    ("prompt", {"text": "big \U0001F600 numbers", "x-big": 18446744073709551615, "x-neg": -9223372036854775808}),
+    ("prompt", {"text": "big \U0001f600 numbers", "x-big": 18446744073709551615, "x-neg": -9223372036854775808}),
 ]
 
 
@@ -169,7 +169,7 @@ def bad(
     reason: str,
     *,
     seq: int | None = None,
-    type: str | None = None,  # noqa: A002
+    type: str | None = None,
     run: str | None = None,
     errors: list[tuple[str, str]] | None = None,
     line_hex: str | None = None,
@@ -294,7 +294,14 @@ def build_invalid() -> None:
     pad_prefix = '{"v":1,"seq":1,"type":"prompt","run":"%s","text":"' % RUN
     # 65536 bytes exactly: prefix + filler + '"}'
     filler = 65536 - len(pad_prefix.encode()) - 2
-    bad("control", None, "too-large", R_TOO_LARGE, line_repeat=[pad_prefix, "a", filler, '"}'], note="65536-byte valid JSON")
+    bad(
+        "control",
+        None,
+        "too-large",
+        R_TOO_LARGE,
+        line_repeat=[pad_prefix, "a", filler, '"}'],
+        note="65536-byte valid JSON",
+    )
     # 65536 bytes made of 3-byte characters plus ASCII: counts bytes, not characters
     n3 = (65536 - len(pad_prefix.encode()) - 2) // 3
     rest = 65536 - len(pad_prefix.encode()) - 2 - 3 * n3
@@ -306,8 +313,22 @@ def build_invalid() -> None:
         line_repeat=[pad_prefix + "b" * rest, "\u20ac", n3, '"}'],
         note="65536 bytes of which most are 3-byte characters (21000-odd characters)",
     )
-    bad("control", None, "too-large", R_TOO_LARGE, line_repeat=["", "x", 70000, ""], note="huge garbage: too-large wins over malformed")
-    bad("sideways", None, "too-large", R_TOO_LARGE, line_repeat=["", " ", 65536, ""], note="too-large wins over a bad direction")
+    bad(
+        "control",
+        None,
+        "too-large",
+        R_TOO_LARGE,
+        line_repeat=["", "x", 70000, ""],
+        note="huge garbage: too-large wins over malformed",
+    )
+    bad(
+        "sideways",
+        None,
+        "too-large",
+        R_TOO_LARGE,
+        line_repeat=["", " ", 65536, ""],
+        note="too-large wins over a bad direction",
+    )
 
     # ---- invalid: bad direction (after JSON parse and the object check) --------------------
     for direction in ["sideways", "", "Event", "events", "CONTROL"]:
@@ -318,8 +339,18 @@ def build_invalid() -> None:
     # ---- invalid: v missing or null (before the version check) -----------------------------
     bad("control", "{}", "invalid", R_V_REQUIRED)
     bad("control", '{"seq":4,"type":"cancel","run":"%s"}' % RUN, "invalid", R_V_REQUIRED, seq=4, type="cancel", run=RUN)
-    bad("control", '{"v":null,"seq":4,"type":"cancel","run":"%s"}' % RUN, "invalid", R_V_REQUIRED, seq=4, type="cancel", run=RUN)
-    bad("event", '{"v":null,"seq":0,"type":5,"run":null}', "invalid", R_V_REQUIRED, note="v checked before the envelope")
+    bad(
+        "control",
+        '{"v":null,"seq":4,"type":"cancel","run":"%s"}' % RUN,
+        "invalid",
+        R_V_REQUIRED,
+        seq=4,
+        type="cancel",
+        run=RUN,
+    )
+    bad(
+        "event", '{"v":null,"seq":0,"type":5,"run":null}', "invalid", R_V_REQUIRED, note="v checked before the envelope"
+    )
 
     # ---- version-mismatch: fatal; any v but the number 1 -----------------------------------
     vm = "wire version %s is not supported; expected 1"
@@ -341,12 +372,37 @@ def build_invalid() -> None:
         line = '{"v":%s,"seq":5,"type":"prompt","run":"%s","text":"hi"}' % (v_json, RUN)
         bad("control", line, "version-mismatch", reason, seq=5, type="prompt", run=RUN, note=f"v={v_json}")
     bad("control", '{"v":2}', "version-mismatch", vm % "2", note="version check before the envelope")
-    bad("event", '{"v":3,"seq":0,"type":1,"run":"x"}', "version-mismatch", vm % "3", run="x", note="seq/type only when usable")
+    bad(
+        "event",
+        '{"v":3,"seq":0,"type":1,"run":"x"}',
+        "version-mismatch",
+        vm % "3",
+        run="x",
+        note="seq/type only when usable",
+    )
     bad("event", '{"v":2,"seq":2.0,"type":"nope","run":5}', "version-mismatch", vm % "2", seq=2, type="nope")
 
     # ---- invalid: envelope (all errors collected; required first, then seq, type, run) -----
-    def envelope(line: str, errors: list[tuple[str, str]], *, seq: int | None = None, type: str | None = None, run: str | None = None, note: str = "") -> None:  # noqa: A002
-        bad("control", line, "invalid", "; ".join(f"{f} {m}" for f, m in errors), seq=seq, type=type, run=run, errors=errors, note=note)
+    def envelope(
+        line: str,
+        errors: list[tuple[str, str]],
+        *,
+        seq: int | None = None,
+        type: str | None = None,
+        run: str | None = None,
+        note: str = "",
+    ) -> None:
+        bad(
+            "control",
+            line,
+            "invalid",
+            "; ".join(f"{f} {m}" for f, m in errors),
+            seq=seq,
+            type=type,
+            run=run,
+            errors=errors,
+            note=note,
+        )
 
     envelope('{"v":1}', [("seq", "is required"), ("type", "is required"), ("run", "is required")])
     envelope('{"v":1,"type":"cancel","run":"%s"}' % RUN, [("seq", "is required")], type="cancel", run=RUN)
@@ -368,7 +424,13 @@ def build_invalid() -> None:
         ("[]", [("seq", "must be an integer")]),
         ("{}", [("seq", "must be an integer")]),
     ]:
-        envelope('{"v":1,"seq":%s,"type":"cancel","run":"%s"}' % (seq_json, RUN), errs, type="cancel", run=RUN, note=f"seq={seq_json}")
+        envelope(
+            '{"v":1,"seq":%s,"type":"cancel","run":"%s"}' % (seq_json, RUN),
+            errs,
+            type="cancel",
+            run=RUN,
+            note=f"seq={seq_json}",
+        )
     envelope('{"v":1,"seq":2,"type":5,"run":"%s"}' % RUN, [("type", "must be a string")], seq=2, run=RUN)
     envelope('{"v":1,"seq":2,"type":null,"run":"%s"}' % RUN, [("type", "must be a string")], seq=2, run=RUN)
     envelope('{"v":1,"seq":2,"type":"cancel","run":["r"]}', [("run", "must be a string")], seq=2, type="cancel")
@@ -447,8 +509,20 @@ def build_invalid() -> None:
     payload(E, "turn-complete", '"turn":1', [("stop-reason", "is required")])
     payload(E, "turn-complete", '"turn":0,"stop-reason":"stop"', [("turn", "must be at least 1")])
     payload(E, "turn-complete", '"turn":1,"stop-reason":"stop","usage":"lots"', [("usage", "must be an object")])
-    payload(E, "turn-complete", '"turn":1,"stop-reason":"stop","usage":[1]', [("usage", "must be an object")], note="only an empty array counts as an object")
-    payload(E, "turn-complete", '"usage":null,"stop-reason":1,"turn":1', [("stop-reason", "must be a string"), ("usage", "must be an object")], note="fields in schema order, not line order")
+    payload(
+        E,
+        "turn-complete",
+        '"turn":1,"stop-reason":"stop","usage":[1]',
+        [("usage", "must be an object")],
+        note="only an empty array counts as an object",
+    )
+    payload(
+        E,
+        "turn-complete",
+        '"usage":null,"stop-reason":1,"turn":1',
+        [("stop-reason", "must be a string"), ("usage", "must be an object")],
+        note="fields in schema order, not line order",
+    )
 
     payload(E, "control-ack", "", [("status", "is required")])
     payload(E, "control-ack", '"status":"accepted"', [("ref", "is required unless status is rejected")])
@@ -463,11 +537,22 @@ def build_invalid() -> None:
     payload(E, "control-ack", '"ref":0', [("status", "is required"), ("ref", "must be at least 1")])
     payload(E, "control-ack", '"ref":1e300,"status":"applied"', [("ref", "must be at most 9007199254740991")])
     payload(E, "control-ack", '"ref":1,"status":"accepted","reason":7', [("reason", "must be a string")])
-    payload(E, "control-ack", '"status":"Rejected"', [("status", "must be one of accepted, rejected, applied"), ("ref", "is required unless status is rejected")])
+    payload(
+        E,
+        "control-ack",
+        '"status":"Rejected"',
+        [("status", "must be one of accepted, rejected, applied"), ("ref", "is required unless status is rejected")],
+    )
 
     payload(E, "result", "", [("stop-reason", "is required")])
     payload(E, "result", '"final-text":"x"', [("stop-reason", "is required")])
-    payload(E, "result", '"context":"complete"', [("stop-reason", "is required")], note="the V5 context field is now just an extra")
+    payload(
+        E,
+        "result",
+        '"context":"complete"',
+        [("stop-reason", "is required")],
+        note="the V5 context field is now just an extra",
+    )
     payload(
         E,
         "result",
@@ -491,27 +576,54 @@ def build_invalid() -> None:
         E,
         "tool-result",
         '"name":"r","is-error?":0,"duration-seconds":"1","tool-call-id":3',
-        [("tool-call-id", "must be a string"), ("duration-seconds", "must be a number"), ("is-error?", "must be a boolean")],
+        [
+            ("tool-call-id", "must be a string"),
+            ("duration-seconds", "must be a number"),
+            ("is-error?", "must be a boolean"),
+        ],
     )
-    payload(E, "tool-result", '"name":"r","is-error?":false,"duration-seconds":true', [("duration-seconds", "must be a number")], note="a boolean is not a number")
+    payload(
+        E,
+        "tool-result",
+        '"name":"r","is-error?":false,"duration-seconds":true',
+        [("duration-seconds", "must be a number")],
+        note="a boolean is not a number",
+    )
     for t in ["assistant-text", "assistant-thinking"]:
         payload(E, t, '"text":"x"', [("final?", "is required")])
         payload(E, t, '"final?":1', [("final?", "must be a boolean")])
         payload(E, t, '"final?":true,"content-index":1.5', [("content-index", "must be an integer")])
         payload(E, t, '"final?":true,"content-index":true', [("content-index", "must be an integer")])
     for t in ["assistant-text-delta", "assistant-thinking-delta"]:
-        payload(E, t, '"content-index":"0","delta":7', [("content-index", "must be an integer"), ("delta", "must be a string")])
+        payload(
+            E,
+            t,
+            '"content-index":"0","delta":7',
+            [("content-index", "must be an integer"), ("delta", "must be a string")],
+        )
     payload(E, "assistant-stream-end", "", [("final?", "is required")])
     payload(E, "assistant-stream-end", '"final?":"false"', [("final?", "must be a boolean")])
     payload(E, "user", '"text":{}', [("text", "must be a string")])
     for t in ["steering-injected", "follow-up-injected"]:
         payload(E, t, '"ref":0', [("ref", "must be at least 1")])
         payload(E, t, '"ref":"2","text":3', [("text", "must be a string"), ("ref", "must be an integer")])
-    payload(E, "llm-start", '"provider":1,"model":null', [("provider", "must be a string"), ("model", "must be a string")])
+    payload(
+        E, "llm-start", '"provider":1,"model":null', [("provider", "must be a string"), ("model", "must be a string")]
+    )
     payload(E, "llm-end", '"usage":"lots"', [("usage", "must be an object")])
-    payload(E, "llm-end", '"usage":[{}],"stop-reason":false', [("stop-reason", "must be a string"), ("usage", "must be an object")])
+    payload(
+        E,
+        "llm-end",
+        '"usage":[{}],"stop-reason":false',
+        [("stop-reason", "must be a string"), ("usage", "must be an object")],
+    )
     payload(E, "agent-started", '"cwd":1', [("cwd", "must be a string")])
-    payload(E, "agent-turn-complete", '"status":1,"error":[]', [("status", "must be a string"), ("error", "must be a string")])
+    payload(
+        E,
+        "agent-turn-complete",
+        '"status":1,"error":[]',
+        [("status", "must be a string"), ("error", "must be a string")],
+    )
     payload(E, "error", '"error":null,"source":1', [("error", "must be a string"), ("source", "must be a string")])
     payload(E, "info", '"refs":"1"', [("refs", "must be an array")])
     payload(E, "info", '"refs":{"a":1}', [("refs", "must be an array")], note="only an empty object counts as an array")
@@ -553,14 +665,27 @@ def build_invalid() -> None:
         E,
         "tool-result",
         '"timestamp":1,"duration-seconds":true',
-        [("name", "is required"), ("is-error?", "is required"), ("duration-seconds", "must be a number"), ("timestamp", "must be a string")],
+        [
+            ("name", "is required"),
+            ("is-error?", "is required"),
+            ("duration-seconds", "must be a number"),
+            ("timestamp", "must be a string"),
+        ],
     )
     # display fields are not checked on lifecycle events (unknown extras are allowed)
     # so they cannot appear here; see events.jsonl's "ready" with extras.
 
     # ---- out-of-order (Receiver.receive; no seq, type/run from the message or rejection) ----
     five = env("cancel", seq=5)
-    bad("control", env("cancel", seq=5), "out-of-order", "seq 5 does not follow 5", type="cancel", run=RUN, before=[five])
+    bad(
+        "control",
+        env("cancel", seq=5),
+        "out-of-order",
+        "seq 5 does not follow 5",
+        type="cancel",
+        run=RUN,
+        before=[five],
+    )
     bad("control", env("close", seq=3), "out-of-order", "seq 3 does not follow 5", type="close", run=RUN, before=[five])
     bad(
         "control",

@@ -3,8 +3,9 @@ both backends; and out-of-range sizes are stored the same way."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 

@@ -8,10 +8,9 @@ import subprocess
 import sys
 from types import ModuleType
 
+import fenwire_fast
 import pytest
 from conftest import BOUNDARY_NAMES, no_extensions
-
-import fenwire_fast
 from fenwire_fast import _types
 
 #: Public names of each backend module: the boundary plus the ``IMPLEMENTATION`` tag.
@@ -38,7 +37,9 @@ def _run(code: str, **env: str) -> str:
 
 @pytest.mark.skipif(no_extensions(), reason="FENWIRE_NO_EXTENSIONS=1 forces the python backend")
 def test_implementation_is_rust_when_extensions_allowed() -> None:
-    assert fenwire_fast._NATIVE_IMPORT_ERROR is None, f"the extension did not load: {fenwire_fast._NATIVE_IMPORT_ERROR!r}"
+    assert fenwire_fast._NATIVE_IMPORT_ERROR is None, (
+        f"the extension did not load: {fenwire_fast._NATIVE_IMPORT_ERROR!r}"
+    )
     assert fenwire_fast.IMPLEMENTATION == "rust"
     from fenwire_fast import _native
 
@@ -220,7 +221,14 @@ def test_package_exports() -> None:
         "invalid-payload",
         "out-of-order",
     )
-    assert fenwire_fast.LIFECYCLE_EVENT_TYPES == {"ready", "turn-started", "turn-complete", "control-ack", "result", "exit"}
+    assert fenwire_fast.LIFECYCLE_EVENT_TYPES == {
+        "ready",
+        "turn-started",
+        "turn-complete",
+        "control-ack",
+        "result",
+        "exit",
+    }
     assert fenwire_fast.is_event_type("ready") and not fenwire_fast.is_event_type("prompt")
     assert fenwire_fast.is_control_type("prompt") and not fenwire_fast.is_control_type(["prompt"])
     for name in fenwire_fast.__all__:
@@ -228,7 +236,9 @@ def test_package_exports() -> None:
 
 
 def test_cli_version_names_the_backend() -> None:
-    code = "import runpy, sys; sys.argv = ['fenwire', '--version']; runpy.run_module('fenwire_fast', run_name='__main__')"
+    code = (
+        "import runpy, sys; sys.argv = ['fenwire', '--version']; runpy.run_module('fenwire_fast', run_name='__main__')"
+    )
     out = _run(code, FENWIRE_NO_EXTENSIONS="1")
     assert out.endswith("(python backend)") and "0.1.0" in out
     out = _run(code)

@@ -8,9 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import orjson
-
 import fenwire_fast as fw
+import orjson
 from fenwire_fast.cli import check_file
 
 
@@ -114,7 +113,10 @@ def test_line_numbers_survive_chunk_boundaries(tmp_path: Path) -> None:
 def test_check_memory_stays_bounded_on_a_large_file(tmp_path: Path) -> None:
     """200 MB of events through `fenwire check` in a child process: its peak RSS stays far under
     100 MB (the file is 2x that), so memory does not grow with the file."""
-    block = b"\n".join(line(i, "assistant-text-delta", delta="d" * 250, **{"content-index": 1}) for i in range(1, 1001)) + b"\n"
+    block = (
+        b"\n".join(line(i, "assistant-text-delta", delta="d" * 250, **{"content-index": 1}) for i in range(1, 1001))
+        + b"\n"
+    )
     path = tmp_path / "large.jsonl"
     with open(path, "wb") as handle:
         # seq repeats per block, so most lines are out-of-order: also exercises the report path

@@ -9,7 +9,6 @@ from typing import Any
 import orjson
 import pytest
 from conftest import assert_strict_equal
-
 from fenwire_fast import MAX_LINE_BYTES, Rejection
 
 R_NOT_LINE = "line must be bytes or str"
@@ -60,7 +59,9 @@ class TestCheckOrder:
         for line in [b"x" * MAX_LINE_BYTES, b"[" * MAX_LINE_BYTES, b"\xff" * MAX_LINE_BYTES, b" " * MAX_LINE_BYTES]:
             for direction in ("control", "sideways"):
                 assert_strict_equal(rejected(backend, line, direction), Rejection("too-large", R_TOO_LARGE))
-                assert_strict_equal(rejected(backend, line.decode("latin-1"), direction), Rejection("too-large", R_TOO_LARGE))
+                assert_strict_equal(
+                    rejected(backend, line.decode("latin-1"), direction), Rejection("too-large", R_TOO_LARGE)
+                )
 
     def test_too_large_str_with_lone_surrogate(self, backend: ModuleType) -> None:
         # a str that cannot be UTF-8 encoded but is long enough: too-large wins over not-UTF-8
@@ -78,7 +79,7 @@ class TestCheckOrder:
     def test_invalid_utf8_after_a_json_error_is_still_not_utf8(self, backend: ModuleType) -> None:
         # the whole line must be UTF-8; where the JSON error is does not matter
         assert_strict_equal(rejected(backend, b'{"v":,\xff}'), Rejection("malformed", R_NOT_UTF8))
-        assert_strict_equal(rejected(backend, b'nope \xe2\x82'), Rejection("malformed", R_NOT_UTF8))
+        assert_strict_equal(rejected(backend, b"nope \xe2\x82"), Rejection("malformed", R_NOT_UTF8))
 
     def test_json_before_object(self, backend: ModuleType) -> None:
         assert_strict_equal(rejected(backend, "[1,", "sideways"), Rejection("malformed", R_NOT_JSON))
@@ -100,7 +101,9 @@ class TestCheckOrder:
         assert_strict_equal(backend.encode(msg, "event")[1], Rejection("invalid", R_NOT_DICT))
 
     def test_v_required_before_version(self, backend: ModuleType) -> None:
-        assert_strict_equal(rejected(backend, '{"seq":2,"type":"x","run":"r"}'), Rejection("invalid", "v is required", 2, "x", "r"))
+        assert_strict_equal(
+            rejected(backend, '{"seq":2,"type":"x","run":"r"}'), Rejection("invalid", "v is required", 2, "x", "r")
+        )
         assert_strict_equal(rejected(backend, '{"v":null,"seq":2}'), Rejection("invalid", "v is required", 2))
 
     def test_version_before_envelope(self, backend: ModuleType) -> None:
@@ -124,7 +127,9 @@ class TestCheckOrder:
         rej = rejected(backend, '{"v":1,"seq":3,"type":"turn-started","run":"r","turn":0}', "event")
         assert_strict_equal(
             rej,
-            Rejection("invalid-payload", "turn must be at least 1", 3, "turn-started", "r", (("turn", "must be at least 1"),)),
+            Rejection(
+                "invalid-payload", "turn must be at least 1", 3, "turn-started", "r", (("turn", "must be at least 1"),)
+            ),
         )
 
 
@@ -211,7 +216,11 @@ class TestRejectionFields:
         assert rejected(backend, "{}").errors is None  # v is required: no errors list
         assert rejected(backend, '{"v":2}').errors is None
         assert rejected(backend, '{"v":1,"seq":1,"type":"pause","run":"r"}').errors is None
-        assert rejected(backend, '{"v":1}').errors == (("seq", "is required"), ("type", "is required"), ("run", "is required"))
+        assert rejected(backend, '{"v":1}').errors == (
+            ("seq", "is required"),
+            ("type", "is required"),
+            ("run", "is required"),
+        )
         assert rejected(backend, '{"v":1,"seq":1,"type":"prompt","run":"r"}').errors == (("text", "is required"),)
 
     def test_errors_pairs_order_required_then_fields(self, backend: ModuleType) -> None:
@@ -230,7 +239,9 @@ class TestRejectionFields:
         assert rej.reason == "; ".join(f"{f} {m}" for f, m in rej.errors)
 
     def test_ack_rule_comes_last(self, backend: ModuleType) -> None:
-        rej = rejected(backend, '{"v":1,"seq":1,"type":"control-ack","run":"r","status":"accepted","reason":1}', "event")
+        rej = rejected(
+            backend, '{"v":1,"seq":1,"type":"control-ack","run":"r","status":"accepted","reason":1}', "event"
+        )
         assert rej.errors == (("reason", "must be a string"), ("ref", "is required unless status is rejected"))
 
     def test_ack_rule_needs_status_present(self, backend: ModuleType) -> None:
@@ -239,9 +250,15 @@ class TestRejectionFields:
 
     def test_ack_rejected_without_ref_is_valid(self, backend: ModuleType) -> None:
         ok(backend, '{"v":1,"seq":1,"type":"control-ack","run":"r","status":"rejected"}', "event")
-        ok(backend, '{"v":1,"seq":1,"type":"control-ack","run":"r","status":"rejected","ref":null}'.replace(',"ref":null', ""), "event")
+        ok(
+            backend,
+            '{"v":1,"seq":1,"type":"control-ack","run":"r","status":"rejected","ref":null}'.replace(',"ref":null', ""),
+            "event",
+        )
         # a null ref is present, so it is type-checked
-        rej = rejected(backend, '{"v":1,"seq":1,"type":"control-ack","run":"r","status":"rejected","ref":null}', "event")
+        rej = rejected(
+            backend, '{"v":1,"seq":1,"type":"control-ack","run":"r","status":"rejected","ref":null}', "event"
+        )
         assert rej.errors == (("ref", "must be an integer"),)
 
 
@@ -295,7 +312,10 @@ class TestVersion:
             (float("inf"), "wire version must be the number 1, not a non-integral number"),
             ((1,), "wire version must be the number 1, not a non-JSON value"),
         ]:
-            assert_strict_equal(backend.validate({"v": v, **base}, "control")[1], Rejection("version-mismatch", reason, 1, "cancel", "r"))
+            assert_strict_equal(
+                backend.validate({"v": v, **base}, "control")[1],
+                Rejection("version-mismatch", reason, 1, "cancel", "r"),
+            )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -315,9 +335,20 @@ class TestDialect:
     @pytest.mark.parametrize("num", ["1e400", "-1e400", "1.5e309", "123456789e301"])
     def test_double_overflow(self, backend: ModuleType, num: str) -> None:
         assert_strict_equal(rejected(backend, line_with('"x":' + num)), Rejection("malformed", R_NOT_JSON))
-        assert_strict_equal(rejected(backend, '{"v":1,"seq":%s,"type":"cancel","run":"r"}' % num), Rejection("malformed", R_NOT_JSON))
+        assert_strict_equal(
+            rejected(backend, '{"v":1,"seq":%s,"type":"cancel","run":"r"}' % num), Rejection("malformed", R_NOT_JSON)
+        )
 
-    @pytest.mark.parametrize("num,want", [("1e-400", 0.0), ("-1e-400", -0.0), ("1.7976931348623157e308", 1.7976931348623157e308), ("5e-324", 5e-324), ("2.2250738585072014e-308", 2.2250738585072014e-308)])
+    @pytest.mark.parametrize(
+        "num,want",
+        [
+            ("1e-400", 0.0),
+            ("-1e-400", -0.0),
+            ("1.7976931348623157e308", 1.7976931348623157e308),
+            ("5e-324", 5e-324),
+            ("2.2250738585072014e-308", 2.2250738585072014e-308),
+        ],
+    )
     def test_extreme_but_finite(self, backend: ModuleType, num: str, want: float) -> None:
         assert_strict_equal(ok(backend, line_with('"x":' + num))["x"], want)
 
@@ -338,7 +369,15 @@ class TestDialect:
             assert_strict_equal(got, want)
 
     def test_floats_stay_floats(self, backend: ModuleType) -> None:
-        for num, want in {"1.0": 1.0, "1e2": 100.0, "1E2": 100.0, "-0.0": -0.0, "0.1": 0.1, "2.5e-3": 0.0025, "1e+2": 100.0}.items():
+        for num, want in {
+            "1.0": 1.0,
+            "1e2": 100.0,
+            "1E2": 100.0,
+            "-0.0": -0.0,
+            "0.1": 0.1,
+            "2.5e-3": 0.0025,
+            "1e+2": 100.0,
+        }.items():
             got = ok(backend, line_with('"x":' + num))["x"]
             assert_strict_equal(got, want)
             assert math.copysign(1.0, got) == math.copysign(1.0, want)
@@ -372,8 +411,8 @@ class TestDialect:
 
     def test_valid_surrogate_pair(self, backend: ModuleType) -> None:
         msg = ok(backend, line_with('"x":"\\ud83d\\ude00","\\uD83D\\uDE00":"\\u00e9\\u2603"'))
-        assert msg["x"] == "\U0001F600"
-        assert msg["\U0001F600"] == "\u00e9\u2603"
+        assert msg["x"] == "\U0001f600"
+        assert msg["\U0001f600"] == "\u00e9\u2603"
 
     def test_escapes(self, backend: ModuleType) -> None:
         msg = ok(backend, line_with(r'"x":"\"\\\/\b\f\n\r\t\u0000\u001f\u007f"'))
@@ -404,7 +443,7 @@ class TestDialect:
     )
     def test_invalid_utf8(self, backend: ModuleType, raw: bytes) -> None:
         for line in [
-            line_with('"x":"') .encode()[:-1] + raw + b'"}',
+            line_with('"x":"').encode()[:-1] + raw + b'"}',
             CANCEL.encode() + b',"' + raw + b'":1}',
             line_with("").encode() + raw,
             raw,
@@ -426,7 +465,9 @@ class TestDialect:
     def test_del_and_c1_in_strings_are_fine(self, backend: ModuleType) -> None:
         assert ok(backend, line_with('"x":"a\x7f\x80\x9fb"'))["x"] == "a\x7f\x80\x9fb"
 
-    @pytest.mark.parametrize("tail", ["x", "}", "]", ",", "{}", "0", " x", "\x0b", "\x0c", "\xa0", "\u2028", "\x00", "//"])
+    @pytest.mark.parametrize(
+        "tail", ["x", "}", "]", ",", "{}", "0", " x", "\x0b", "\x0c", "\xa0", "\u2028", "\x00", "//"]
+    )
     def test_trailing_garbage(self, backend: ModuleType, tail: str) -> None:
         assert_strict_equal(rejected(backend, line_with("") + tail), Rejection("malformed", R_NOT_JSON))
 
@@ -440,7 +481,9 @@ class TestDialect:
         for form in both_forms(line):
             assert_strict_equal(rejected(backend, form), Rejection("malformed", R_NOT_JSON))
 
-    @pytest.mark.parametrize("num", ["01", "-01", "00", "+1", ".5", "1.", "-", "1e", "1e+", "0x10", "1_000", "- 1", "--1"])
+    @pytest.mark.parametrize(
+        "num", ["01", "-01", "00", "+1", ".5", "1.", "-", "1e", "1e+", "0x10", "1_000", "- 1", "--1"]
+    )
     def test_bad_numbers(self, backend: ModuleType, num: str) -> None:
         assert_strict_equal(rejected(backend, line_with('"x":' + num)), Rejection("malformed", R_NOT_JSON))
 
@@ -464,7 +507,7 @@ class TestDialect:
         assert_strict_equal(msg, orjson.loads(line))
 
     def test_str_and_bytes_lines_agree(self, backend: ModuleType) -> None:
-        line = line_with('"x":"caf\u00e9 \u2603 \U0001F600"')
+        line = line_with('"x":"caf\u00e9 \u2603 \U0001f600"')
         assert_strict_equal(ok(backend, line), ok(backend, line.encode()))
 
 
@@ -479,7 +522,11 @@ class TestFieldTypes:
         assert_strict_equal(msg["usage"], orjson.loads(empty))
         msg = ok(backend, '{"v":1,"seq":1,"type":"info","run":"r","refs":%s}' % empty, "event")
         assert_strict_equal(msg["refs"], orjson.loads(empty))
-        ok(backend, '{"v":1,"seq":1,"type":"turn-complete","run":"r","turn":1,"stop-reason":"s","usage":%s}' % empty, "event")
+        ok(
+            backend,
+            '{"v":1,"seq":1,"type":"turn-complete","run":"r","turn":1,"stop-reason":"s","usage":%s}' % empty,
+            "event",
+        )
         ok(backend, '{"v":1,"seq":1,"type":"result","run":"r","stop-reason":"s","usage":%s}' % empty, "event")
 
     @pytest.mark.parametrize(
@@ -497,28 +544,45 @@ class TestFieldTypes:
         rej = rejected(backend, '{"v":1,"seq":1,"type":"%s","run":"r","%s":%s}' % (t, field, value), "event")
         assert rej.errors == ((field, message),)
 
-    @pytest.mark.parametrize("value", ["1", "-5", "0", "1.0", "-2.0", "1e3", "9007199254740993", "18446744073709551615", "-9223372036854775808"])
+    @pytest.mark.parametrize(
+        "value",
+        ["1", "-5", "0", "1.0", "-2.0", "1e3", "9007199254740993", "18446744073709551615", "-9223372036854775808"],
+    )
     def test_integer_field_accepts(self, backend: ModuleType, value: str) -> None:
         msg = ok(backend, '{"v":1,"seq":1,"type":"assistant-text-delta","run":"r","content-index":%s}' % value, "event")
         assert_strict_equal(msg["content-index"], orjson.loads(value))
 
     @pytest.mark.parametrize("value", ["1.5", "true", "false", '"1"', "null", "[]", "{}", "1e-5", "-0.5"])
     def test_integer_field_rejects(self, backend: ModuleType, value: str) -> None:
-        rej = rejected(backend, '{"v":1,"seq":1,"type":"assistant-text-delta","run":"r","content-index":%s}' % value, "event")
+        rej = rejected(
+            backend, '{"v":1,"seq":1,"type":"assistant-text-delta","run":"r","content-index":%s}' % value, "event"
+        )
         assert rej.errors == (("content-index", "must be an integer"),)
 
     def test_big_float_integral_is_integer(self, backend: ModuleType) -> None:
         # 18446744073709551616 decodes as a float with an integral value: an integer
-        ok(backend, '{"v":1,"seq":1,"type":"assistant-text-delta","run":"r","content-index":18446744073709551616}', "event")
+        ok(
+            backend,
+            '{"v":1,"seq":1,"type":"assistant-text-delta","run":"r","content-index":18446744073709551616}',
+            "event",
+        )
         ok(backend, '{"v":1,"seq":1,"type":"assistant-text-delta","run":"r","content-index":1e300}', "event")
 
     @pytest.mark.parametrize("value", ["1", "-1", "0.5", "1e300", "-0.0", "18446744073709551616"])
     def test_number_field_accepts(self, backend: ModuleType, value: str) -> None:
-        ok(backend, '{"v":1,"seq":1,"type":"tool-result","run":"r","name":"n","is-error?":false,"duration-seconds":%s}' % value, "event")
+        ok(
+            backend,
+            '{"v":1,"seq":1,"type":"tool-result","run":"r","name":"n","is-error?":false,"duration-seconds":%s}' % value,
+            "event",
+        )
 
     @pytest.mark.parametrize("value", ["true", "false", '"1"', "null", "[]", "{}"])
     def test_number_field_rejects(self, backend: ModuleType, value: str) -> None:
-        rej = rejected(backend, '{"v":1,"seq":1,"type":"tool-result","run":"r","name":"n","is-error?":false,"duration-seconds":%s}' % value, "event")
+        rej = rejected(
+            backend,
+            '{"v":1,"seq":1,"type":"tool-result","run":"r","name":"n","is-error?":false,"duration-seconds":%s}' % value,
+            "event",
+        )
         assert rej.errors == (("duration-seconds", "must be a number"),)
 
     @pytest.mark.parametrize("value", ["1", "0", '"true"', "null", "[]", "{}"])
@@ -535,7 +599,11 @@ class TestFieldTypes:
     def test_any_fields_accept_everything(self, backend: ModuleType, value: str) -> None:
         msg = ok(backend, '{"v":1,"seq":1,"type":"tool-call","run":"r","name":"n","arguments":%s}' % value, "event")
         assert_strict_equal(msg["arguments"], orjson.loads(value))
-        ok(backend, '{"v":1,"seq":1,"type":"tool-result","run":"r","name":"n","is-error?":true,"result":%s}' % value, "event")
+        ok(
+            backend,
+            '{"v":1,"seq":1,"type":"tool-result","run":"r","name":"n","is-error?":true,"result":%s}' % value,
+            "event",
+        )
 
     def test_unknown_extra_fields_anywhere(self, backend: ModuleType) -> None:
         msg = ok(backend, '{"x-a":null,"v":1,"seq":1,"type":"cancel","run":"r","text":5,"note":[1],"final?":"no"}')
@@ -584,7 +652,7 @@ class TestLineLimit:
         n, rest = divmod(room, width)
         return head + "b" * rest + ch * n + '"}'
 
-    @pytest.mark.parametrize("ch", ["a", "\u00e9", "\u20ac", "\U0001F600"])
+    @pytest.mark.parametrize("ch", ["a", "\u00e9", "\u20ac", "\U0001f600"])
     def test_65535_ok_65536_too_large(self, backend: ModuleType, ch: str) -> None:
         ok_line = self.line_of(MAX_LINE_BYTES - 1, ch)
         big_line = self.line_of(MAX_LINE_BYTES, ch)
@@ -595,7 +663,7 @@ class TestLineLimit:
             assert_strict_equal(rejected(backend, form), Rejection("too-large", R_TOO_LARGE))
 
     def test_str_counts_utf8_bytes_not_characters(self, backend: ModuleType) -> None:
-        line = self.line_of(MAX_LINE_BYTES, "\U0001F600")
+        line = self.line_of(MAX_LINE_BYTES, "\U0001f600")
         assert len(line) < 20000
         assert rejected(backend, line).code == "too-large"
 

@@ -9,7 +9,6 @@ from typing import Any
 import orjson
 import pytest
 from conftest import FIXTURES, assert_strict_equal
-
 from fenwire_fast import MAX_LINE_BYTES, Rejection
 
 WIRE_EVENTS = (FIXTURES / "wire" / "events.jsonl").read_bytes().splitlines()
@@ -58,14 +57,14 @@ class TestEncodeOutput:
             1e16,
             1e-7,
             "",
-            "caf\u00e9 \u2603 \U0001F600",
+            "caf\u00e9 \u2603 \U0001f600",
             "\x00\x01\x1f\x7f\x80\x9f\u2028\u2029",
             '"\\/\b\f\n\r\t',
             "</script>",
             [],
             {},
             [[], {}, [None]],
-            {"b": 1, "a": 2, "": 3, "\U0001F600": [1.5, "x"]},
+            {"b": 1, "a": 2, "": 3, "\U0001f600": [1.5, "x"]},
         ],
     )
     def test_orjson_identical_values(self, backend: ModuleType, arguments: Any) -> None:
@@ -103,7 +102,9 @@ class TestEncodeOutput:
         out, rej = backend.encode(msg, "event")
         assert out is None
         path = "arguments" + "[0]" * 253
-        assert_strict_equal(rej, Rejection("invalid", f"{path} cannot be encoded: nesting deeper than 254", 1, "tool-call", "r"))
+        assert_strict_equal(
+            rej, Rejection("invalid", f"{path} cannot be encoded: nesting deeper than 254", 1, "tool-call", "r")
+        )
 
     def test_nesting_in_objects_rejected(self, backend: ModuleType) -> None:
         value: Any = {}
@@ -154,11 +155,13 @@ class TestEncodeRejections:
     def test_top_level_problems(self, backend: ModuleType) -> None:
         msg = {1: 2, "v": 1, "seq": 4, "type": "cancel", "run": "r"}
         assert_strict_equal(
-            backend.encode(msg, "control")[1], Rejection("invalid", "message cannot be encoded: non-string key", 4, "cancel", "r")
+            backend.encode(msg, "control")[1],
+            Rejection("invalid", "message cannot be encoded: non-string key", 4, "cancel", "r"),
         )
         msg = {"v": 1, "seq": 4, "type": "cancel", "run": "r", "x": float("nan")}
         assert_strict_equal(
-            backend.encode(msg, "control")[1], Rejection("invalid", "x cannot be encoded: NaN or infinite number", 4, "cancel", "r")
+            backend.encode(msg, "control")[1],
+            Rejection("invalid", "x cannot be encoded: NaN or infinite number", 4, "cancel", "r"),
         )
         msg = {"v": 1, "seq": 4, "type": "prompt", "run": "r", "text": "\ud800"}
         assert_strict_equal(
@@ -174,7 +177,9 @@ class TestEncodeRejections:
         )
         assert backend.encode({"v": 2, "x": float("nan")}, "control")[1].code == "version-mismatch"
         assert backend.encode({"v": 1, "seq": 1, "type": "x" * 70000, "run": "r"}, "control")[1].code == "unknown-type"
-        assert backend.encode(tool_call(None), "sideways")[1] == Rejection("invalid", 'direction must be "event" or "control"')
+        assert backend.encode(tool_call(None), "sideways")[1] == Rejection(
+            "invalid", 'direction must be "event" or "control"'
+        )
 
     def test_validate_returns_the_same_object(self, backend: ModuleType) -> None:
         msg = tool_call({"a": [1]})
@@ -198,7 +203,7 @@ class TestEncodeLineLimit:
         n, rest = divmod(size - head, width)
         return {"v": 1, "seq": 1, "type": "prompt", "run": "r", "text": "b" * rest + ch * n}
 
-    @pytest.mark.parametrize("ch", ["a", "\u00e9", "\u20ac", "\U0001F600"])
+    @pytest.mark.parametrize("ch", ["a", "\u00e9", "\u20ac", "\U0001f600"])
     def test_65535_ok_65536_too_large(self, backend: ModuleType, ch: str) -> None:
         msg = self.msg_of(MAX_LINE_BYTES - 1, ch)
         out, rej = backend.encode(msg, "control")
@@ -206,7 +211,9 @@ class TestEncodeLineLimit:
         msg = self.msg_of(MAX_LINE_BYTES, ch)
         out, rej = backend.encode(msg, "control")
         assert out is None
-        assert_strict_equal(rej, Rejection("too-large", "encoded line is 65536 bytes; the limit is 65535", 1, "prompt", "r"))
+        assert_strict_equal(
+            rej, Rejection("too-large", "encoded line is 65536 bytes; the limit is 65535", 1, "prompt", "r")
+        )
 
     def test_escapes_count(self, backend: ModuleType) -> None:
         # \u0001 is 1 character, 6 bytes on the wire
@@ -215,7 +222,9 @@ class TestEncodeLineLimit:
         n = len(orjson.dumps(msg))
         assert n > MAX_LINE_BYTES
         assert out is None
-        assert_strict_equal(rej, Rejection("too-large", f"encoded line is {n} bytes; the limit is 65535", 9, "prompt", "r"))
+        assert_strict_equal(
+            rej, Rejection("too-large", f"encoded line is {n} bytes; the limit is 65535", 9, "prompt", "r")
+        )
 
     def test_huge(self, backend: ModuleType) -> None:
         msg = {"v": 1, "seq": 1, "type": "prompt", "run": "r", "text": "x" * 1_000_000}
@@ -234,7 +243,11 @@ class TestMessage:
         assert payload == {"seq": 9, "x": 1, "v": 2, "run": "z", "type": "t", "y": 2}
 
     def test_no_payload(self, backend: ModuleType) -> None:
-        for msg in [backend.message("ready", "r", 1), backend.message("ready", "r", 1, None), backend.message("ready", "r", 1, {})]:
+        for msg in [
+            backend.message("ready", "r", 1),
+            backend.message("ready", "r", 1, None),
+            backend.message("ready", "r", 1, {}),
+        ]:
             assert_strict_equal(msg, {"v": 1, "seq": 1, "type": "ready", "run": "r"})
 
     def test_new_dict_each_time(self, backend: ModuleType) -> None:
@@ -249,7 +262,9 @@ class TestMessage:
         value = {"nested": [1]}
         msg = backend.message("tool-call", "r", 2, {"name": "n", "arguments": value})
         assert msg["arguments"] is value
-        assert_strict_equal(backend.message("x", "r", 2.0, {"f": -0.0}), {"v": 1, "seq": 2.0, "type": "x", "run": "r", "f": -0.0})
+        assert_strict_equal(
+            backend.message("x", "r", 2.0, {"f": -0.0}), {"v": 1, "seq": 2.0, "type": "x", "run": "r", "f": -0.0}
+        )
 
 
 class TestRejectionAck:
@@ -271,14 +286,20 @@ class TestRejectionAck:
         rx = backend.Receiver("control")
         rx.receive(b'{"v":1,"seq":5,"type":"cancel","run":"r"}')
         _, rej = rx.receive(b'{"v":1,"seq":5,"type":"cancel","run":"r"}')
-        assert list(backend.rejection_ack(rej).items()) == [("status", "rejected"), ("reason", "seq 5 does not follow 5")]
+        assert list(backend.rejection_ack(rej).items()) == [
+            ("status", "rejected"),
+            ("reason", "seq 5 does not follow 5"),
+        ]
 
 
 class TestSender:
     def test_stamps_increasing_seq(self, backend: ModuleType) -> None:
         s = backend.Sender("event", "run-1")
         assert s.next("ready") == (b'{"v":1,"seq":1,"type":"ready","run":"run-1"}', None)
-        assert s.next("turn-started", {"turn": 1}) == (b'{"v":1,"seq":2,"type":"turn-started","run":"run-1","turn":1}', None)
+        assert s.next("turn-started", {"turn": 1}) == (
+            b'{"v":1,"seq":2,"type":"turn-started","run":"run-1","turn":1}',
+            None,
+        )
         assert s.seq == 2 and type(s.seq) is int
 
     def test_advances_only_on_success(self, backend: ModuleType) -> None:
@@ -286,16 +307,25 @@ class TestSender:
         assert s.next("prompt", {"text": "a"})[1] is None
         line, rej = s.next("prompt", {"text": 1})
         assert line is None
-        assert_strict_equal(rej, Rejection("invalid-payload", "text must be a string", 2, "prompt", "r", (("text", "must be a string"),)))
+        assert_strict_equal(
+            rej,
+            Rejection("invalid-payload", "text must be a string", 2, "prompt", "r", (("text", "must be a string"),)),
+        )
         assert s.seq == 1
         line, rej = s.next("pause")
         assert_strict_equal(rej, Rejection("unknown-type", "unknown control type: pause", 2, "pause", "r"))
         line, rej = s.next("ready")
-        assert_strict_equal(rej, Rejection("unknown-type", "ready is an event type, not a control type", 2, "ready", "r"))
+        assert_strict_equal(
+            rej, Rejection("unknown-type", "ready is an event type, not a control type", 2, "ready", "r")
+        )
         line, rej = s.next("prompt", {"text": "x" * 70000})
-        assert_strict_equal(rej, Rejection("too-large", "encoded line is 70051 bytes; the limit is 65535", 2, "prompt", "r"))
+        assert_strict_equal(
+            rej, Rejection("too-large", "encoded line is 70051 bytes; the limit is 65535", 2, "prompt", "r")
+        )
         line, rej = s.next("prompt", {"text": "\ud800"})
-        assert_strict_equal(rej, Rejection("invalid", "text cannot be encoded: string with a lone surrogate", 2, "prompt", "r"))
+        assert_strict_equal(
+            rej, Rejection("invalid", "text cannot be encoded: string with a lone surrogate", 2, "prompt", "r")
+        )
         assert s.seq == 1
         assert s.next("prompt", {"text": "b"}) == (b'{"v":1,"seq":2,"type":"prompt","run":"r","text":"b"}', None)
         assert s.seq == 2

@@ -76,7 +76,9 @@ def test_str_subclass_line_and_direction(backend: ModuleType) -> None:
     ],
     ids=["str-int-subclasses", "int-enum", "float-subclass-envelope", "float-subclass-value", "dict-subclass", "list-subclass", "ordered-dict", "str-subclass-nested-key", "str-subclass-key"],
 )  # fmt: skip
-def test_subclasses_validate_and_encode_like_their_base(backend: ModuleType, msg: dict[str, Any], plain: dict[str, Any]) -> None:
+def test_subclasses_validate_and_encode_like_their_base(
+    backend: ModuleType, msg: dict[str, Any], plain: dict[str, Any]
+) -> None:
     got, rej = backend.validate(msg, "control")
     assert rej is None and got is msg
     result = backend.encode(msg, "control")  # must not raise
@@ -102,7 +104,9 @@ def test_subclasses_in_typed_fields(backend: ModuleType, field: str, value: Any,
     assert (rej is None) is valid, rej
 
 
-@pytest.mark.parametrize("value", [object(), b"x", bytearray(b"x"), (1,), {1}, frozenset(), complex(1, 2), Ellipsis, type])
+@pytest.mark.parametrize(
+    "value", [object(), b"x", bytearray(b"x"), (1,), {1}, frozenset(), complex(1, 2), Ellipsis, type]
+)
 def test_non_json_values_are_invalid_not_raised(backend: ModuleType, value: Any) -> None:
     msg = {"v": 1, "seq": 1, "type": "cancel", "run": "r", "x": [value]}
     assert backend.validate(msg, "control") == (msg, None)

@@ -8,7 +8,6 @@ from types import ModuleType
 
 import pytest
 from conftest import assert_strict_equal
-
 from fenwire_fast import Rejection
 from fenwire_fast.lines import MISSING, OK, TRUNCATED, LineReader, Tailer
 

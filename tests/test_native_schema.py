@@ -8,15 +8,37 @@ from typing import Any
 
 import orjson
 import pytest
-
 from fenwire_fast import _pure
 from fenwire_fast._schema import CONTROL_SCHEMAS, EVENT_SCHEMAS
 
 native = pytest.importorskip("fenwire_fast._native")
 
 VALUES: list[Any] = [
-    None, True, False, 0, 1, -1, 1.0, 1.5, 2**53 - 1, 2**53, 2**64 - 1, "", "s", "rejected",
-    "accepted", "applied", "done", "timed-out", [], {}, [1], [0], [1.5], ["x"], {"a": 1},
+    None,
+    True,
+    False,
+    0,
+    1,
+    -1,
+    1.0,
+    1.5,
+    2**53 - 1,
+    2**53,
+    2**64 - 1,
+    "",
+    "s",
+    "rejected",
+    "accepted",
+    "applied",
+    "done",
+    "timed-out",
+    [],
+    {},
+    [1],
+    [0],
+    [1.5],
+    ["x"],
+    {"a": 1},
 ]
 
 CASES = [

@@ -8,7 +8,6 @@ import threading
 from typing import Any
 
 import pytest
-
 from fenwire_fast import _pure
 
 native = pytest.importorskip("fenwire_fast._native")

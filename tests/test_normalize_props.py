@@ -8,11 +8,10 @@ import math
 from types import ModuleType
 from typing import Any
 
-from hypothesis import given
-from hypothesis import strategies as st
-
 from fenwire_fast import DISPLAY_EVENT_TYPES, MAX_LINE_BYTES, MAX_SAFE_INTEGER
 from fenwire_fast.normalize import normalize
+from hypothesis import given
+from hypothesis import strategies as st
 
 
 class Weird:
@@ -28,7 +27,9 @@ class Broken:
         return "Broken()"
 
 
-CHARS = st.sampled_from(["a", "\u00e9", "\u20ac", "\U0001F600", "\x00", "\x1b", "\x85", "\ud800", "\n", '"', "\\", "\t"])
+CHARS = st.sampled_from(
+    ["a", "\u00e9", "\u20ac", "\U0001f600", "\x00", "\x1b", "\x85", "\ud800", "\n", '"', "\\", "\t"]
+)
 SIZES = st.sampled_from([0, 1, 159, 160, 161, 1000, 2047, 4096, 4097, 6000, 12288, 20000]) | st.integers(0, 12000)
 long_strings = st.builds(lambda chunk, n: "".join(chunk) * n, st.lists(CHARS, min_size=1, max_size=6), SIZES)
 # the worst case for JSON size: characters JSON escapes to two bytes
@@ -53,7 +54,9 @@ scalars = st.one_of(
     long_strings,
     escapes,
     st.binary(max_size=10),
-    st.sampled_from([Weird(), Broken(), object(), 2**64, -(2**63) - 1, float("nan"), float("inf"), MAX_SAFE_INTEGER + 1, 1.5, -0.0]),
+    st.sampled_from(
+        [Weird(), Broken(), object(), 2**64, -(2**63) - 1, float("nan"), float("inf"), MAX_SAFE_INTEGER + 1, 1.5, -0.0]
+    ),
 )
 
 hostile = st.recursive(
@@ -87,20 +90,39 @@ FIELDS = [
 def events(draw: st.DrawFn) -> Any:
     if draw(st.integers(0, 9)) == 0:
         return draw(hostile)  # not even a dict
-    kind = draw(st.sampled_from(sorted(DISPLAY_EVENT_TYPES)) | st.sampled_from(["ready", "control-ack", "result", "exit", "subagent-start", ""]) | scalars)
+    kind = draw(
+        st.sampled_from(sorted(DISPLAY_EVENT_TYPES))
+        | st.sampled_from(["ready", "control-ack", "result", "exit", "subagent-start", ""])
+        | scalars
+    )
     ev: dict[Any, Any] = {"type": kind}
     for field in draw(st.lists(st.sampled_from(FIELDS), max_size=8, unique=True)):
-        ev[field] = draw(hostile | wide | st.integers(0, 30).map(deep) | st.sampled_from([None, [], {}, [1, 2, 0, -1, 2.0, True, "3"]]))
+        ev[field] = draw(
+            hostile
+            | wide
+            | st.integers(0, 30).map(deep)
+            | st.sampled_from([None, [], {}, [1, 2, 0, -1, 2.0, True, "3"]])
+        )
     if draw(st.booleans()):
         ev[draw(st.text(max_size=5))] = draw(hostile)
     return ev
 
 
-metas = st.none() | hostile | st.fixed_dictionaries(
-    {},
-    optional={k: hostile for k in ["run-id", "agent", "requested-cwd", "cwd", "physical-cwd", "other"]},
+metas = (
+    st.none()
+    | hostile
+    | st.fixed_dictionaries(
+        {},
+        optional={k: hostile for k in ["run-id", "agent", "requested-cwd", "cwd", "physical-cwd", "other"]},
+    )
 )
-nows = st.none() | st.integers() | st.floats() | st.text(max_size=30) | st.datetimes(timezones=st.none() | st.just(datetime.timezone.utc))
+nows = (
+    st.none()
+    | st.integers()
+    | st.floats()
+    | st.text(max_size=30)
+    | st.datetimes(timezones=st.none() | st.just(datetime.UTC))
+)
 
 
 @given(events(), metas, nows)

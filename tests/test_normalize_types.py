@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import math
 
+import fenwire_fast as fw
 import orjson
 import pytest
-
-import fenwire_fast as fw
 from fenwire_fast.normalize import DEPTH_LIMIT_TEXT, normalize, summarize, timestamp
 
 NOW = 1_790_000_000  # 2026-09-21T...Z
@@ -53,7 +52,12 @@ def test_tool_call_without_name_gets_empty_name() -> None:
 
 
 def test_tool_result_summary_from_content_and_error_flag_from_result() -> None:
-    ev = {"type": "tool-result", "name": "read", "duration-seconds": 0.5, "result": {"content": "# fen", "is-error?": True}}
+    ev = {
+        "type": "tool-result",
+        "name": "read",
+        "duration-seconds": 0.5,
+        "result": {"content": "# fen", "is-error?": True},
+    }
     out = normalize(ev, now=0)
     assert out["is-error?"] is True
     assert out["summary"] == "# fen"
@@ -166,7 +170,17 @@ def test_stream_end_llm_and_agent_started_have_no_summary() -> None:
 def test_meta_fields() -> None:
     meta = {"run-id": "r", "agent": "scout", "cwd": "/w", "physical-cwd": "/p", "requested-cwd": "", "other": "x"}
     out = normalize({"type": "user", "text": "hi"}, meta, now=0)
-    assert [k for k in out] == ["type", "timestamp", "run-id", "agent", "requested-cwd", "cwd", "physical-cwd", "text", "summary"]
+    assert [k for k in out] == [
+        "type",
+        "timestamp",
+        "run-id",
+        "agent",
+        "requested-cwd",
+        "cwd",
+        "physical-cwd",
+        "text",
+        "summary",
+    ]
     assert out["requested-cwd"] == ""
 
 
@@ -196,7 +210,9 @@ def test_info_keeps_summary_and_valid_refs() -> None:
     wire_ok(out)
 
 
-@pytest.mark.parametrize("event", [None, 5, "text", [1], {"type": "ready"}, {"type": 7}, {"type": "subagent-start", "task": "t"}, {}])
+@pytest.mark.parametrize(
+    "event", [None, 5, "text", [1], {"type": "ready"}, {"type": 7}, {"type": "subagent-start", "task": "t"}, {}]
+)
 def test_non_display_input_becomes_info(event: object) -> None:
     out = normalize(event, now=0)
     assert out["type"] == "info"
@@ -209,6 +225,6 @@ def test_steering_events_carry_no_ref_from_normalize() -> None:
 
 
 def test_output_is_json_safe_for_huge_strings() -> None:
-    out = normalize({"type": "user", "text": "\\\"" * 30_000}, now=0)
+    out = normalize({"type": "user", "text": '\\"' * 30_000}, now=0)
     line = wire_ok(out)
     assert orjson.loads(line)["text"] == out["text"]

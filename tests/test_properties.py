@@ -13,11 +13,10 @@ from typing import Any
 
 import orjson
 from conftest import assert_strict_equal, short_repr, strict
-from hypothesis import assume, given
-from hypothesis import strategies as st
-
 from fenwire_fast import MAX_LINE_BYTES, MAX_SAFE_INTEGER, REJECTION_CODES, Rejection
 from fenwire_fast._schema import CONTROL_SCHEMAS, ENUMS, EVENT_SCHEMAS
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 # ---------------------------------------------------------------------------------------------
 # Strategies
@@ -25,7 +24,7 @@ from fenwire_fast._schema import CONTROL_SCHEMAS, ENUMS, EVENT_SCHEMAS
 INT64 = st.integers(-(2**63), 2**64 - 1)
 FLOATS = st.floats(allow_nan=False, allow_infinity=False)
 TEXT = st.text(max_size=30)
-MULTIBYTE = st.text(alphabet=st.sampled_from("a\u00e9\u20ac\U0001F600\u2028\x00\x1f\"\\/"), max_size=40)
+MULTIBYTE = st.text(alphabet=st.sampled_from('a\u00e9\u20ac\U0001f600\u2028\x00\x1f"\\/'), max_size=40)
 KEYS = st.text(max_size=10)
 
 json_values = st.recursive(
@@ -119,7 +118,10 @@ def numeral_lines(draw: st.DrawFn) -> tuple[bytes, str]:
                 ('{"v":1,"seq":1,"type":"control-ack","run":"r","ref":%s,"status":"applied"}', "event"),
                 ('{"v":1,"seq":1,"type":"info","run":"r","refs":[1,%s]}', "event"),
                 ('{"v":1,"seq":1,"type":"assistant-text-delta","run":"r","content-index":%s}', "event"),
-                ('{"v":1,"seq":1,"type":"tool-result","run":"r","name":"n","is-error?":false,"duration-seconds":%s}', "event"),
+                (
+                    '{"v":1,"seq":1,"type":"tool-result","run":"r","name":"n","is-error?":false,"duration-seconds":%s}',
+                    "event",
+                ),
                 ('{"v":1,"seq":1,"type":"tool-call","run":"r","name":"n","arguments":{"x":[%s]}}', "event"),
             ]
         )
@@ -130,18 +132,24 @@ def numeral_lines(draw: st.DrawFn) -> tuple[bytes, str]:
 @st.composite
 def deep_lines(draw: st.DrawFn) -> tuple[bytes, str]:
     depth = draw(st.integers(1015, 1030))
-    pattern = draw(st.lists(st.sampled_from(["[", '{"k":', '[1,', '{"a":null,"k":']), min_size=1, max_size=6))
+    pattern = draw(st.lists(st.sampled_from(["[", '{"k":', "[1,", '{"a":null,"k":']), min_size=1, max_size=6))
     opens = [pattern[i % len(pattern)] for i in range(depth)]
     closes = ["]" if o.startswith("[") else "}" for o in reversed(opens)]
     leaf = draw(st.sampled_from(["1", "[]", "{}", '"x"', "null"]))
-    line = '{"v":1,"seq":1,"type":"tool-call","run":"r","name":"n","arguments":' + "".join(opens) + leaf + "".join(closes) + "}"
+    line = (
+        '{"v":1,"seq":1,"type":"tool-call","run":"r","name":"n","arguments":'
+        + "".join(opens)
+        + leaf
+        + "".join(closes)
+        + "}"
+    )
     return line.encode(), "event"
 
 
 @st.composite
 def long_lines(draw: st.DrawFn) -> tuple[bytes, str]:
     """Lines near the limit, made of multibyte characters."""
-    ch = draw(st.sampled_from(["a", "\u00e9", "\u20ac", "\U0001F600"]))
+    ch = draw(st.sampled_from(["a", "\u00e9", "\u20ac", "\U0001f600"]))
     size = draw(st.integers(MAX_LINE_BYTES - 8, MAX_LINE_BYTES + 8))
     head = '{"v":1,"seq":1,"type":"prompt","run":"r","text":"'
     n = (size - len(head) - 2) // len(ch.encode())
@@ -159,7 +167,25 @@ def mutated_lines(draw: st.DrawFn) -> tuple[bytes, str]:
         if op == "flip" and i < len(data):
             data[i] = draw(st.integers(0, 255))
         elif op == "insert":
-            data[i:i] = draw(st.binary(min_size=1, max_size=4) | st.sampled_from([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\n", b"\x00", b'"', b"{", b"]", b",", b"\\", b"\\u", b"\\ud800"]))
+            data[i:i] = draw(
+                st.binary(min_size=1, max_size=4)
+                | st.sampled_from(
+                    [
+                        b"\xff",
+                        b"\xc3",
+                        b"\xed\xa0\x80",
+                        b"\n",
+                        b"\x00",
+                        b'"',
+                        b"{",
+                        b"]",
+                        b",",
+                        b"\\",
+                        b"\\u",
+                        b"\\ud800",
+                    ]
+                )
+            )
         elif op == "delete" and data:
             j = draw(st.integers(i, min(len(data), i + 5)))
             del data[i:j]
@@ -225,7 +251,9 @@ def check_decode(backend: ModuleType, line: bytes | str, direction: str) -> Any:
         except UnicodeEncodeError:  # lone surrogates
             big = len(line.encode("utf-8", "surrogatepass")) >= MAX_LINE_BYTES
             assert rej == Rejection("too-large" if big else "malformed", rej.reason)
-            assert rej.reason == ("line is 65536 bytes or more; the limit is 65535" if big else "line is not valid UTF-8")
+            assert rej.reason == (
+                "line is 65536 bytes or more; the limit is 65535" if big else "line is not valid UTF-8"
+            )
             return result
     else:
         data = line
@@ -279,7 +307,9 @@ def test_decode_deep_and_long(backend: ModuleType, case: tuple[bytes, str]) -> N
 
 
 @given(valid_messages(), st.data())
-def test_every_prefix_of_a_valid_line_is_malformed(backend: ModuleType, md: tuple[dict[str, Any], str], data: st.DataObject) -> None:
+def test_every_prefix_of_a_valid_line_is_malformed(
+    backend: ModuleType, md: tuple[dict[str, Any], str], data: st.DataObject
+) -> None:
     msg, direction = md
     line = orjson.dumps(msg)
     cuts = sorted(set(data.draw(st.lists(st.integers(0, len(line) - 1), min_size=1, max_size=20))))
@@ -288,7 +318,7 @@ def test_every_prefix_of_a_valid_line_is_malformed(backend: ModuleType, md: tupl
         assert rej is not None and rej.code == "malformed", (cut, rej)
 
 
-@given(st.sampled_from(["a\u00e9\u20ac\U0001F600", "\U0001F600" * 4, "\u00e9\u00e9x"]))
+@given(st.sampled_from(["a\u00e9\u20ac\U0001f600", "\U0001f600" * 4, "\u00e9\u00e9x"]))
 def test_multibyte_strings_cut_at_every_point(backend: ModuleType, chars: str) -> None:
     text = chars * 3
     line = ('{"v":1,"seq":1,"type":"prompt","run":"r","text":"' + text + '"}').encode()
@@ -350,7 +380,9 @@ stream_lines = st.lists(
         st.builds(lambda s: b'{"v":1,"seq":%d,"type":"cancel","run":"r"}' % s, st.integers(0, 12)),
         st.builds(lambda s: b'{"v":1,"seq":%d,"type":"pause","run":"r"}' % s, st.integers(1, 12)),
         st.builds(lambda s: b'{"v":2,"seq":%d,"type":"cancel","run":"r"}' % s, st.integers(1, 12)),
-        st.sampled_from([b"", b" ", b"\r", b"nope", b"[]", b"{}", b"\xff", b'{"v":1,"seq":3.0,"type":"close","run":"r"}']),
+        st.sampled_from(
+            [b"", b" ", b"\r", b"nope", b"[]", b"{}", b"\xff", b'{"v":1,"seq":3.0,"type":"close","run":"r"}']
+        ),
         mutated_lines().map(lambda c: c[0].replace(b"\n", b"")),
         st.builds(lambda n, c: c * n, st.integers(65530, 70000), st.sampled_from([b"x", b"\xc3\xa9"])),
     ),
@@ -533,7 +565,9 @@ def test_diff_sender(pure: ModuleType, native: ModuleType, calls: list[tuple[str
 
 
 @given(stream_lines, st.lists(st.integers(0, 10**6), max_size=12), st.sampled_from(["control", "event"]))
-def test_diff_receiver(pure: ModuleType, native: ModuleType, lines: list[bytes], cuts: list[int], direction: str) -> None:
+def test_diff_receiver(
+    pure: ModuleType, native: ModuleType, lines: list[bytes], cuts: list[int], direction: str
+) -> None:
     a, b = pure.Receiver(direction), native.Receiver(direction)
     for line in lines:
         same(a.receive(line), b.receive(line))
@@ -660,7 +694,9 @@ def traffic_lines(draw: st.DrawFn, seq: int) -> bytes:
             draw(block_strings()),
         )
     elif kind == 1:
-        body = b'"type":"%s","run":"r"' % draw(st.sampled_from([b"ready", b"readyx", b"read", b"t\\u006fol-call", b"steer", b"exit"]))
+        body = b'"type":"%s","run":"r"' % draw(
+            st.sampled_from([b"ready", b"readyx", b"read", b"t\\u006fol-call", b"steer", b"exit"])
+        )
     elif kind == 2:
         body = b'"type":"control-ack","run":"r","status":"%s"%s' % (
             draw(st.sampled_from([b"accepted", b"rejected", b"applied", b"acceptedx", b"Applied", b"rejected\\u0000"])),
@@ -668,7 +704,10 @@ def traffic_lines(draw: st.DrawFn, seq: int) -> bytes:
         )
     elif kind == 3:
         body = b'"type":"tool-call","run":"r","name":"%s","arguments":{"%s":"%s"}' % (
-            draw(block_strings()), draw(block_strings()), draw(block_strings()))
+            draw(block_strings()),
+            draw(block_strings()),
+            draw(block_strings()),
+        )
     else:
         body = b'"type":"user","run":"r","text":"%s","summary":"%s"' % (draw(block_strings()), draw(block_strings()))
     return head + body + draw(st.sampled_from([b"", b',"x":{}', b',"run":5', b',"type":"ready"'])) + b"}"

@@ -6,7 +6,6 @@ from types import ModuleType
 
 import pytest
 from conftest import assert_strict_equal
-
 from fenwire_fast import MAX_LINE_BYTES, Rejection
 
 R_TOO_LARGE = "line is 65536 bytes or more; the limit is 65535"
@@ -55,7 +54,11 @@ class TestReceive:
     def test_out_of_order_valid_message(self, backend: ModuleType) -> None:
         rx = backend.Receiver("control")
         rx.receive(cancel(5))
-        for seq, reason in [(5, "seq 5 does not follow 5"), (4, "seq 4 does not follow 5"), ("1.0", "seq 1 does not follow 5")]:
+        for seq, reason in [
+            (5, "seq 5 does not follow 5"),
+            (4, "seq 4 does not follow 5"),
+            ("1.0", "seq 1 does not follow 5"),
+        ]:
             msg, rej = rx.receive(cancel(seq, "other"))
             assert msg is None
             assert_strict_equal(rej, Rejection("out-of-order", reason, None, "cancel", "other"))
@@ -66,11 +69,23 @@ class TestReceive:
         rx = backend.Receiver("control")
         rx.receive(cancel(5))
         cases = [
-            (b'{"v":1,"seq":3,"type":"prompt","run":"r"}', Rejection("out-of-order", "seq 3 does not follow 5", None, "prompt", "r")),
-            (b'{"v":1,"seq":3,"type":"pause","run":9}', Rejection("out-of-order", "seq 3 does not follow 5", None, "pause", None)),
-            (b'{"v":1,"seq":3,"type":7,"run":"x"}', Rejection("out-of-order", "seq 3 does not follow 5", None, None, "x")),
+            (
+                b'{"v":1,"seq":3,"type":"prompt","run":"r"}',
+                Rejection("out-of-order", "seq 3 does not follow 5", None, "prompt", "r"),
+            ),
+            (
+                b'{"v":1,"seq":3,"type":"pause","run":9}',
+                Rejection("out-of-order", "seq 3 does not follow 5", None, "pause", None),
+            ),
+            (
+                b'{"v":1,"seq":3,"type":7,"run":"x"}',
+                Rejection("out-of-order", "seq 3 does not follow 5", None, None, "x"),
+            ),
             (b'{"v":1,"seq":5}', Rejection("out-of-order", "seq 5 does not follow 5", None, None, None)),
-            (b'{"v":1,"seq":4,"type":"ready","run":"r"}', Rejection("out-of-order", "seq 4 does not follow 5", None, "ready", "r")),
+            (
+                b'{"v":1,"seq":4,"type":"ready","run":"r"}',
+                Rejection("out-of-order", "seq 4 does not follow 5", None, "ready", "r"),
+            ),
         ]
         for line, want in cases:
             msg, rej = rx.receive(line)
@@ -81,7 +96,11 @@ class TestReceive:
     def test_fatal_untouched_and_consumes_nothing(self, backend: ModuleType) -> None:
         rx = backend.Receiver("control")
         rx.receive(cancel(5))
-        for line in [b'{"v":2,"seq":3,"type":"cancel","run":"r"}', b'{"v":2,"seq":9,"type":"cancel","run":"r"}', b'{"v":"1","seq":5}']:
+        for line in [
+            b'{"v":2,"seq":3,"type":"cancel","run":"r"}',
+            b'{"v":2,"seq":9,"type":"cancel","run":"r"}',
+            b'{"v":"1","seq":5}',
+        ]:
             msg, rej = rx.receive(line)
             _, want = backend.decode(line, "control")
             assert msg is None and rej.fatal is True
@@ -149,7 +168,10 @@ class TestReceive:
     def test_bad_direction(self, backend: ModuleType) -> None:
         rx = backend.Receiver("sideways")
         assert rx.receive(cancel(1)) == (None, Rejection("invalid", 'direction must be "event" or "control"'))
-        assert rx.feed(cancel(1) + b"\n" + cancel(2) + b"\n") == [Rejection("invalid", 'direction must be "event" or "control"')] * 2
+        assert (
+            rx.feed(cancel(1) + b"\n" + cancel(2) + b"\n")
+            == [Rejection("invalid", 'direction must be "event" or "control"')] * 2
+        )
         assert rx.seq == 0
 
     def test_max_safe_integer_then_nothing_follows(self, backend: ModuleType) -> None:
@@ -314,7 +336,9 @@ class TestFeed:
             out = []
             for i in range(0, len(data), chunk):
                 out += rx.feed(data[i : i + chunk])
-            assert_strict_equal(out, [Rejection("too-large", R_TOO_LARGE), {"v": 1, "seq": 2, "type": "cancel", "run": "r"}])
+            assert_strict_equal(
+                out, [Rejection("too-large", R_TOO_LARGE), {"v": 1, "seq": 2, "type": "cancel", "run": "r"}]
+            )
             assert rx.seq == 2 and rx.buffered == 0
 
     def test_exactly_65535_ok_65536_too_large(self, backend: ModuleType) -> None:
@@ -323,7 +347,9 @@ class TestFeed:
         big_line = prompt_of_size(65536, seq=2)
         out = rx.feed(ok_line + b"\n" + big_line + b"\n" + cancel(3) + b"\n")
         assert len(out) == 3
-        assert out[0]["seq"] == 1 and len(out[0]["text"]) == 65535 - len(b'{"v":1,"seq":1,"type":"prompt","run":"r","text":""}')
+        assert out[0]["seq"] == 1 and len(out[0]["text"]) == 65535 - len(
+            b'{"v":1,"seq":1,"type":"prompt","run":"r","text":""}'
+        )
         assert_strict_equal(out[1], Rejection("too-large", R_TOO_LARGE))
         assert out[2]["seq"] == 3
         assert rx.seq == 3  # the too-large line's seq was never read
@@ -370,7 +396,7 @@ class TestFeed:
         assert_strict_equal(got, want)
         assert rx2.seq == rx1.seq == 11
         rx3 = backend.Receiver("control")
-        for line, seq_after in zip(lines, seqs):
+        for line, seq_after in zip(lines, seqs, strict=True):
             rx3.feed(line + b"\n")
             assert rx3.seq == seq_after
 

@@ -8,7 +8,6 @@ import pickle
 from types import ModuleType
 
 import pytest
-
 from fenwire_fast import Rejection
 
 LINES = [
@@ -21,7 +20,9 @@ LINES = [
 
 
 @pytest.mark.parametrize("line,direction", LINES)
-def test_rejection_behaves_like_the_shared_type(backend: ModuleType, pure: ModuleType, line: bytes, direction: str) -> None:
+def test_rejection_behaves_like_the_shared_type(
+    backend: ModuleType, pure: ModuleType, line: bytes, direction: str
+) -> None:
     _, rej = backend.decode(line, direction)
     _, ref = pure.decode(line, direction)
     assert type(rej) is Rejection
@@ -40,7 +41,9 @@ def test_rejection_behaves_like_the_shared_type(backend: ModuleType, pure: Modul
 
 
 def test_to_dict_shape() -> None:
-    rej = Rejection("invalid-payload", "refs[0] must be at least 1", 3, "info", "r", (("refs[0]", "must be at least 1"),))
+    rej = Rejection(
+        "invalid-payload", "refs[0] must be at least 1", 3, "info", "r", (("refs[0]", "must be at least 1"),)
+    )
     assert rej.to_dict() == {
         "code": "invalid-payload",
         "reason": "refs[0] must be at least 1",

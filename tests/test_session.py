@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import pytest
-
 from fenwire_fast import session
 from fenwire_fast.session import Decision, Transition, advance, decide, is_terminal
 
@@ -180,7 +179,10 @@ def test_decide_unknown_never_raises(state: object, control: object) -> None:
     assert tuple(got) == ("rejected", None, "none", f"no transition for {control} in state {state}")
 
 
-@pytest.mark.parametrize("state,event", [("bogus", "started"), ("ready", "prompt"), (None, None), ([], {}), ("running", ["turn-done"]), (1, 2)])
+@pytest.mark.parametrize(
+    "state,event",
+    [("bogus", "started"), ("ready", "prompt"), (None, None), ([], {}), ("running", ["turn-done"]), (1, 2)],
+)
 def test_advance_unknown_is_none(state: object, event: object) -> None:
     assert advance(state, event) is None
 

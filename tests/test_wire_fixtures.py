@@ -10,7 +10,6 @@ from typing import Any
 import orjson
 import pytest
 from conftest import FIXTURES, assert_strict_equal
-
 from fenwire_fast import CONTROL_TYPES, EVENT_TYPES, REJECTION_CODES, Rejection
 
 WIRE = FIXTURES / "wire"
@@ -172,7 +171,10 @@ def _all_fixture_lines() -> list[tuple[bytes, str]]:
     ref = FIXTURES / "reference_wire"
     out += [(line, "event") for line in (ref / "events.jsonl").read_bytes().splitlines()]
     out += [(line, "control") for line in (ref / "controls.jsonl").read_bytes().splitlines()]
-    out += [(json.loads(x)["line"].encode(), json.loads(x)["direction"]) for x in (ref / "invalid.jsonl").read_text().splitlines()]
+    out += [
+        (json.loads(x)["line"].encode(), json.loads(x)["direction"])
+        for x in (ref / "invalid.jsonl").read_text().splitlines()
+    ]
     return out
 
 

@@ -2,7 +2,6 @@
 
 from typing import Any, Final, Self, final
 
-
 from ._types import Rejection
 
 __all__ = [

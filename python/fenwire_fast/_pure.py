@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 import operator
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import orjson
 
@@ -156,7 +157,9 @@ def _ok_any(v: object) -> bool:
     return True
 
 
-def _simple(predicate: Callable[[object], bool], message: str) -> tuple[Callable[[object], bool], Callable[[object, str], list[tuple[str, str]]]]:
+def _simple(
+    predicate: Callable[[object], bool], message: str
+) -> tuple[Callable[[object], bool], Callable[[object, str], list[tuple[str, str]]]]:
     def errors(v: object, field: str) -> list[tuple[str, str]]:
         return [] if predicate(v) else [(field, message)]
 
@@ -317,12 +320,7 @@ def validate(msg: object, direction: str) -> Result:
     seq = msg.get("seq")
     type_name = msg.get("type")
     run = msg.get("run")
-    if not (
-        type(seq) is int
-        and 1 <= seq <= MAX_SAFE_INTEGER
-        and isinstance(type_name, str)
-        and isinstance(run, str)
-    ):
+    if not (type(seq) is int and 1 <= seq <= MAX_SAFE_INTEGER and isinstance(type_name, str) and isinstance(run, str)):
         errors = _envelope_errors(msg)
         if errors:
             return None, _rejection("invalid", _join(errors), msg, errors)
@@ -475,7 +473,7 @@ def encode(msg: object, direction: str) -> Result:
     return data, None
 
 
-def message(type: str, run: str, seq: int, payload: dict[str, Any] | None = None) -> dict[str, Any]:  # noqa: A002
+def message(type: str, run: str, seq: int, payload: dict[str, Any] | None = None) -> dict[str, Any]:
     """Build a message: ``v``, ``seq``, ``type``, ``run`` first, then the payload's other fields in
     their order (a payload's own envelope fields never win)."""
     msg: dict[str, Any] = {"v": VERSION, "seq": seq, "type": type, "run": run}
@@ -506,12 +504,18 @@ class Sender:
         self.run = run
         self.seq = 0
 
-    def next(self, type: str, payload: dict[str, Any] | None = None) -> Result:  # noqa: A002
+    def next(self, type: str, payload: dict[str, Any] | None = None) -> Result:
         """Build, validate and encode the next message; ``seq`` advances only when a line was
         produced. Returns ``(line_bytes, None)`` or ``(None, rejection)``."""
         seq = self.seq + 1
         if payload is not None and not isinstance(payload, dict):
-            return None, Rejection("invalid", R_PAYLOAD_NOT_DICT, seq, type if isinstance(type, str) else None, self.run if isinstance(self.run, str) else None)
+            return None, Rejection(
+                "invalid",
+                R_PAYLOAD_NOT_DICT,
+                seq,
+                type if isinstance(type, str) else None,
+                self.run if isinstance(self.run, str) else None,
+            )
         line, rejection = encode(message(type, self.run, seq, payload), self.direction)
         if line is not None:
             self.seq = seq

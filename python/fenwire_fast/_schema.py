@@ -83,12 +83,8 @@ EVENT_SCHEMAS: Final[dict[str, Schema]] = {
     # lifecycle events
     "ready": Schema((), ()),
     "turn-started": Schema(("turn",), (("turn", "pos"),)),
-    "turn-complete": Schema(
-        ("turn", "stop-reason"), (("turn", "pos"), ("stop-reason", "string"), ("usage", "object"))
-    ),
-    "control-ack": Schema(
-        ("status",), (("ref", "pos"), ("status", "ack-status"), ("reason", "string"))
-    ),
+    "turn-complete": Schema(("turn", "stop-reason"), (("turn", "pos"), ("stop-reason", "string"), ("usage", "object"))),
+    "control-ack": Schema(("status",), (("ref", "pos"), ("status", "ack-status"), ("reason", "string"))),
     "result": Schema(
         ("stop-reason",),
         (

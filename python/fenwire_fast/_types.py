@@ -78,9 +78,7 @@ DISPLAY_EVENT_TYPES: Final = frozenset(
     }
 )
 #: Events only the child's own loop emits.
-LIFECYCLE_EVENT_TYPES: Final = frozenset(
-    {"ready", "turn-started", "turn-complete", "control-ack", "result", "exit"}
-)
+LIFECYCLE_EVENT_TYPES: Final = frozenset({"ready", "turn-started", "turn-complete", "control-ack", "result", "exit"})
 EVENT_TYPES: Final = DISPLAY_EVENT_TYPES | LIFECYCLE_EVENT_TYPES
 CONTROL_TYPES: Final = frozenset({"prompt", "steer", "follow-up", "finalize", "cancel", "close"})
 EXIT_STATUSES: Final = ("done", "cancelled", "failed", "timed-out")
@@ -121,7 +119,7 @@ class Rejection:
         code: str,
         reason: str,
         seq: int | None = None,
-        type: str | None = None,  # noqa: A002 - the wire's field name
+        type: str | None = None,
         run: str | None = None,
         errors: tuple[tuple[str, str], ...] | None = None,
     ) -> None:

@@ -36,8 +36,9 @@ given ``--agent-config JSON``) must return an object with a ``turn`` method as b
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Generator, Iterable, Protocol, Union, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
     "Wait",
@@ -115,7 +116,7 @@ class TurnContext(Protocol):
         ...
 
 
-AgentItem = Union[dict[str, Any], Wait]
+AgentItem = dict[str, Any] | Wait
 TurnGenerator = Generator[AgentItem, None, "TurnResult | None"]
 
 

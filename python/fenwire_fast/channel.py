@@ -19,8 +19,9 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from . import DRAIN_BYTE_BUDGET, Rejection, Sender, session
 
@@ -172,8 +173,11 @@ class Channel:
         self.events = 0
         self.last_seq = 0
         self.ignored_after_exit = 0
-        self.final_text_dirs = list(final_text_dirs) if final_text_dirs is not None else [
-            os.path.dirname(os.path.abspath(self.event_path))]
+        self.final_text_dirs = (
+            list(final_text_dirs)
+            if final_text_dirs is not None
+            else [os.path.dirname(os.path.abspath(self.event_path))]
+        )
         self._protected = [self.control_path, self.event_path, *protected_paths]
         self._sender = Sender("control", run)
         self._tailer = Tailer(self.event_path, "event", max_bytes=max_bytes)
@@ -191,8 +195,9 @@ class Channel:
             reason = rej.reason if rej is not None else "cannot encode"
             raise SendError(f"cannot send {type_}: {reason}", rej)
         if self._fd is None:
-            self._fd = os.open(self.control_path,
-                               os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+            self._fd = os.open(
+                self.control_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600
+            )
         data = line + b"\n"
         written = os.write(self._fd, data)
         if written != len(data):  # a regular file only writes short on errors such as ENOSPC
@@ -283,8 +288,12 @@ class Channel:
         cut = len(text.encode("utf-8", "surrogatepass")) if isinstance(text, str) else 0
         path = msg.get("final-text-path")
         if path is not None:
-            full, why = read_final_text(path, self.final_text_dirs, protected=self._protected,
-                                        expected_prefix=text if isinstance(text, str) else None)
+            full, why = read_final_text(
+                path,
+                self.final_text_dirs,
+                protected=self._protected,
+                expected_prefix=text if isinstance(text, str) else None,
+            )
             if full is not None:
                 self.final_text = full
                 return

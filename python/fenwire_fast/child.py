@@ -25,8 +25,9 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 from . import DISPLAY_EVENT_TYPES as DISPLAY_EVENTS
 from . import MAX_LINE_BYTES, Receiver, Sender, rejection_ack, session
@@ -52,9 +53,7 @@ RESULT_OVERHEAD_BYTES = 1024
 POST_INTERRUPT_ITEMS = 1000
 FLUSH_BYTES = 64 * 1024
 DROP_REFS_PER_LINE = 2048  # 2048 refs of up to 16 digits fit one line with room to spare
-DEFAULT_FINALIZE_NOTE = (
-    "Stop working now. Without calling tools, give your final answer from what you have so far."
-)
+DEFAULT_FINALIZE_NOTE = "Stop working now. Without calling tools, give your final answer from what you have so far."
 
 
 class _Fail(Exception):
@@ -298,8 +297,7 @@ class Presenter:
         elif isinstance(item, dict):
             self._forward(turn, item)
         else:
-            self._turn_ended(turn, None, TypeError(f"agent yielded {type(item).__name__}, "
-                                                   "not an event dict or Wait"))
+            self._turn_ended(turn, None, TypeError(f"agent yielded {type(item).__name__}, not an event dict or Wait"))
 
     # -- agent events ---------------------------------------------------------------------------
 
@@ -383,8 +381,9 @@ class Presenter:
         ref = int(msg["seq"])
         ctype = msg["type"]
         if msg.get("run") != self.run:
-            self._emit("control-ack", {"ref": ref, "status": "rejected",
-                                       "reason": f"run {msg.get('run')} is not {self.run}"})
+            self._emit(
+                "control-ack", {"ref": ref, "status": "rejected", "reason": f"run {msg.get('run')} is not {self.run}"}
+            )
             return
         decision = session.decide(self.state, ctype)
         ack: dict[str, Any] = {"ref": ref, "status": decision.status}
@@ -458,9 +457,19 @@ class Presenter:
         self._turn = None
         if turn.thrown or error is not None:
             for call_id, name in list(turn.open_calls.items()):
-                self._emit("tool-result", normalize({
-                    "type": "tool-result", "name": name, "id": call_id, "tool-call-id": call_id,
-                    "is-error?": True, "result": "cancelled"}))
+                self._emit(
+                    "tool-result",
+                    normalize(
+                        {
+                            "type": "tool-result",
+                            "name": name,
+                            "id": call_id,
+                            "tool-call-id": call_id,
+                            "is-error?": True,
+                            "result": "cancelled",
+                        }
+                    ),
+                )
             turn.open_calls.clear()
         if error is not None:
             stop_reason = "error"
@@ -525,8 +534,10 @@ class Presenter:
             summary = f"dropped {len(refs)} queued input line(s)"
             # One info line; only a queue too long for one line is split over several.
             for start in range(0, len(refs), DROP_REFS_PER_LINE):
-                self._emit("info", {"timestamp": _timestamp(), "summary": summary,
-                                    "refs": refs[start:start + DROP_REFS_PER_LINE]})
+                self._emit(
+                    "info",
+                    {"timestamp": _timestamp(), "summary": summary, "refs": refs[start : start + DROP_REFS_PER_LINE]},
+                )
 
     def _finish(self) -> None:
         self._drop_queued()
@@ -644,10 +655,12 @@ def build_parser() -> argparse.ArgumentParser:
         "FEN_WIRE_DEADLINE are optional. Without --agent the built-in scripted mock agent runs; its "
         "knobs come from FENWIRE_MOCK (a JSON object) and the flags below.",
     )
-    parser.add_argument("--agent", metavar="MODULE:FACTORY",
-                        help="load the agent from this factory instead of the mock")
-    parser.add_argument("--agent-config", metavar="JSON",
-                        help="a JSON object passed to the factory as its only argument")
+    parser.add_argument(
+        "--agent", metavar="MODULE:FACTORY", help="load the agent from this factory instead of the mock"
+    )
+    parser.add_argument(
+        "--agent-config", metavar="JSON", help="a JSON object passed to the factory as its only argument"
+    )
     parser.add_argument("--print", dest="print_", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--prompt-file", help=argparse.SUPPRESS)
     mock = parser.add_argument_group("mock agent knobs")
@@ -693,15 +706,17 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     args = build_parser().parse_args(list(argv) if argv is not None else None)
     try:
         if args.print_ or args.prompt_file is not None:
-            raise _Fail("--print and --prompt-file cannot be used with a live child; "
-                        "the task arrives as the first prompt")
+            raise _Fail(
+                "--print and --prompt-file cannot be used with a live child; the task arrives as the first prompt"
+            )
         control = _env(env, "FEN_WIRE_CONTROL_PATH")
         events = _env(env, "FEN_WIRE_EVENT_PATH")
-        missing = [n for n, v in (("FEN_WIRE_CONTROL_PATH", control), ("FEN_WIRE_EVENT_PATH", events))
-                   if v is None]
+        missing = [n for n, v in (("FEN_WIRE_CONTROL_PATH", control), ("FEN_WIRE_EVENT_PATH", events)) if v is None]
         if missing:
-            raise _Fail(f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} required "
-                        "(FEN_WIRE_CONTROL_PATH and FEN_WIRE_EVENT_PATH name the control and event files)")
+            raise _Fail(
+                f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} required "
+                "(FEN_WIRE_CONTROL_PATH and FEN_WIRE_EVENT_PATH name the control and event files)"
+            )
         run = _env(env, "FEN_WIRE_RUN_ID") or "run"
         deadline: float | None = None
         raw_deadline = _env(env, "FEN_WIRE_DEADLINE")
@@ -715,8 +730,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         agent = _make_agent(args, env)
         assert control is not None and events is not None
         try:
-            presenter = Presenter(agent, control_path=control, event_path=events, run=run,
-                                  deadline=deadline)
+            presenter = Presenter(agent, control_path=control, event_path=events, run=run, deadline=deadline)
         except OSError as exc:
             raise _Fail(f"cannot open {exc.filename or events}: {exc.strerror or exc}") from None
     except _Fail as exc:

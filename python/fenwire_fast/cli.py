@@ -15,7 +15,8 @@ import os
 import sys
 import time
 from collections import Counter
-from typing import IO, Sequence
+from collections.abc import Sequence
+from typing import IO
 
 from . import IMPLEMENTATION, Framer, Receiver, __version__
 
@@ -132,9 +133,7 @@ def _build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     check = sub.add_parser("check", help="validate a JSONL file of events or controls")
     check.add_argument("file", help="the JSONL file to check")
-    check.add_argument(
-        "--direction", choices=("event", "control"), default="event", help="which side wrote the file"
-    )
+    check.add_argument("--direction", choices=("event", "control"), default="event", help="which side wrote the file")
     check.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
     sub.add_parser("child", help="run an agent as a live child over two files", add_help=False)
     sub.add_parser("demo", help="a parent driving many live mock children", add_help=False)

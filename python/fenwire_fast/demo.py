@@ -18,24 +18,41 @@ import os
 import sys
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import IO, Any, Sequence
+from typing import IO, Any
 
 from .mock_agent import MockConfig, check_transcript, final_text
 
 __all__ = ["main", "run_demo", "DemoReport"]
 
 ROLES = ("finalize", "cancel", "steer", "follow-up", "plain")
-_LETTER = {"starting": "s", "ready": "r", "running": "R", "closing": "c", "finalizing": "F",
-           "done": "D", "cancelled": "C", "failed": "X", "timed-out": "T"}
+_LETTER = {
+    "starting": "s",
+    "ready": "r",
+    "running": "R",
+    "closing": "c",
+    "finalizing": "F",
+    "done": "D",
+    "cancelled": "C",
+    "failed": "X",
+    "timed-out": "T",
+}
 
 
-def default_config(steps: int = 3, deltas: int = 1000, delta_bytes: int = 24,
-                   final_bytes: int = 200) -> MockConfig:
+def default_config(steps: int = 3, deltas: int = 1000, delta_bytes: int = 24, final_bytes: int = 200) -> MockConfig:
     """The demo's full-speed mock script: ``steps`` steps of ``deltas`` deltas, two thinking
     deltas and one tool call per step, no delay."""
-    return MockConfig(steps=steps, deltas=deltas, delta_bytes=delta_bytes, delay=0.0, thinking=2,
-                      tools=1, tool_result_bytes=256, final_bytes=final_bytes)
+    return MockConfig(
+        steps=steps,
+        deltas=deltas,
+        delta_bytes=delta_bytes,
+        delay=0.0,
+        thinking=2,
+        tools=1,
+        tool_result_bytes=256,
+        final_bytes=final_bytes,
+    )
 
 
 def paced_config(config: MockConfig, deltas: int = 20, delay: float = 0.005) -> MockConfig:
@@ -136,8 +153,7 @@ def _rate(t: _Track) -> float:
 
 
 class _Progress:
-    def __init__(self, out: IO[str], tracks: list[_Track], live: bool, interval: float,
-                 total: int) -> None:
+    def __init__(self, out: IO[str], tracks: list[_Track], live: bool, interval: float, total: int) -> None:
         self.out = out
         self.tracks = tracks
         self.total = total
@@ -161,8 +177,10 @@ class _Progress:
         states = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
         spawned = len(self.tracks)
         count = f"{spawned}/{self.total}" if spawned < self.total else f"{spawned}"
-        head = (f"[{elapsed:5.1f}s] {count} children: {states} | {events:,} events "
-                f"{nbytes / 1e6:.2f} MB | {events / elapsed:,.0f} events/s")
+        head = (
+            f"[{elapsed:5.1f}s] {count} children: {states} | {events:,} events "
+            f"{nbytes / 1e6:.2f} MB | {events / elapsed:,.0f} events/s"
+        )
         if not self.live:
             self.out.write(head + "\n")
             self.out.flush()
@@ -170,15 +188,19 @@ class _Progress:
         rows = [head]
         if len(self.tracks) <= 16:
             for t in self.tracks:
-                rows.append(f"  {t.child.run:<10} {t.role:<9} {t.child.status:<10} "
-                            f"turns {t.turns_done:<2} events {len(t.events):>6} "
-                            f"{_rate(t):>9,.0f} events/s")
+                rows.append(
+                    f"  {t.child.run:<10} {t.role:<9} {t.child.status:<10} "
+                    f"turns {t.turns_done:<2} events {len(t.events):>6} "
+                    f"{_rate(t):>9,.0f} events/s"
+                )
         else:
             letters = "".join(_LETTER.get(t.child.status, "?") for t in self.tracks)
             for i in range(0, len(letters), 64):
-                rows.append("  " + letters[i:i + 64])
-            rows.append("  (s starting, r ready, R running, c closing, F finalizing, D done, "
-                        "C cancelled, X failed, T timed-out)")
+                rows.append("  " + letters[i : i + 64])
+            rows.append(
+                "  (s starting, r ready, R running, c closing, F finalizing, D done, "
+                "C cancelled, X failed, T timed-out)"
+            )
         text = ""
         if self.lines:
             text += f"\x1b[{self.lines}F"
@@ -200,8 +222,8 @@ def _check_injection(t: _Track) -> list[str]:
     acks = [i for i, e in enumerate(t.events) if e["type"] == "control-ack" and e.get("ref") == t.trigger_seq]
     sent = t.child.channel.controls.get(t.trigger_seq)
     if len(acks) == 1 and sent is not None:
-        after = t.events[acks[0] + 1:acks[0] + 3]
-        if ([e["type"] for e in after] == ["turn-started", "user"] and after[1].get("text") == sent.text):
+        after = t.events[acks[0] + 1 : acks[0] + 3]
+        if [e["type"] for e in after] == ["turn-started", "user"] and after[1].get("text") == sent.text:
             return []
     return [f"{t.child.run}: the {t.role} (seq {t.trigger_seq}) was neither injected nor started a turn"]
 
@@ -222,9 +244,10 @@ def _check(tracks: list[_Track]) -> list[tuple[str, bool, list[str]]]:
         child = t.child
         want_code = 0 if t.expected_status == "done" else 1
         if child.status != t.expected_status or child.returncode != want_code:
-            exits.append(f"{child.run} ({t.role}): {child.status}, exit code {child.returncode}, "
-                         f"expected {t.expected_status} / {want_code}"
-                         + (f"; {child.error}" if child.error else ""))
+            exits.append(
+                f"{child.run} ({t.role}): {child.status}, exit code {child.returncode}, "
+                f"expected {t.expected_status} / {want_code}" + (f"; {child.error}" if child.error else "")
+            )
         result = child.channel.result
         if t.expected_status == "done":
             turns = [e["turn"] for e in t.events if e["type"] == "turn-complete"]
@@ -240,8 +263,7 @@ def _check(tracks: list[_Track]) -> list[tuple[str, bool, list[str]]]:
     order: list[str] = []
     for t in tracks:
         order.extend(f"{t.child.run}: {p}" for p in check_transcript(t.config, t.events))
-    checks.append(("every event arrived exactly once and in order (seq continuity, mock script)",
-                   not order, order))
+    checks.append(("every event arrived exactly once and in order (seq continuity, mock script)", not order, order))
 
     acks: list[str] = []
     for t in tracks:
@@ -255,8 +277,7 @@ def _check(tracks: list[_Track]) -> list[tuple[str, bool, list[str]]]:
             acks.append(f"{t.child.run}: control {seq} never acknowledged")
         if t.role in ("steer", "follow-up") and t.trigger_seq:
             acks.extend(_check_injection(t))
-    checks.append(("every control acknowledged exactly once; each steer / follow-up took effect",
-                   not acks, acks))
+    checks.append(("every control acknowledged exactly once; each steer / follow-up took effect", not acks, acks))
     return checks
 
 
@@ -334,13 +355,23 @@ def run_demo(
         checks = _check(tracks)
         rejections = len(checks[0][2])
         if timed_out:
-            checks.insert(0, ("finished within the timeout", False,
-                              [f"{len(hub.active)} children still running after {timeout:g} s"]))
+            checks.insert(
+                0,
+                (
+                    "finished within the timeout",
+                    False,
+                    [f"{len(hub.active)} children still running after {timeout:g} s"],
+                ),
+            )
         events, nbytes = progress.totals()
         report = DemoReport(
-            children=children, seconds=seconds, events=events, bytes=nbytes,
+            children=children,
+            seconds=seconds,
+            events=events,
+            bytes=nbytes,
             rejections=rejections,
-            statuses={t.child.run: t.child.status for t in tracks}, checks=checks,
+            statuses={t.child.run: t.child.status for t in tracks},
+            checks=checks,
             drain_seconds=last_event - (first_event if first_event is not None else last_event),
             parent_cpu_seconds=cpu,
         )
@@ -353,13 +384,19 @@ def _summary(out: IO[str], report: DemoReport, tracks: list[_Track], implementat
     w = out.write
     w(f"\nfenwire demo: {report.children} children, {implementation} backend, {report.seconds:.2f} s\n")
     drain = max(report.drain_seconds, 1e-9)
-    w(f"  events       {report.events:,}: {report.events / secs:,.0f} events/s overall, "
-      f"{report.events / drain:,.0f} events/s from first to last event ({report.drain_seconds:.2f} s)\n")
-    w(f"  bytes        {report.bytes:,}: {report.bytes / secs / 1e6:,.2f} MB/s overall, "
-      f"{report.bytes / drain / 1e6:,.2f} MB/s from first to last event\n")
+    w(
+        f"  events       {report.events:,}: {report.events / secs:,.0f} events/s overall, "
+        f"{report.events / drain:,.0f} events/s from first to last event ({report.drain_seconds:.2f} s)\n"
+    )
+    w(
+        f"  bytes        {report.bytes:,}: {report.bytes / secs / 1e6:,.2f} MB/s overall, "
+        f"{report.bytes / drain / 1e6:,.2f} MB/s from first to last event\n"
+    )
     if report.events:
-        w(f"  parent CPU   {report.parent_cpu_seconds:.2f} s, "
-          f"{report.parent_cpu_seconds / report.events * 1e6:.1f} us per event (spawning included)\n")
+        w(
+            f"  parent CPU   {report.parent_cpu_seconds:.2f} s, "
+            f"{report.parent_cpu_seconds / report.events * 1e6:.1f} us per event (spawning included)\n"
+        )
     sent = sum(len(t.child.channel.controls) for t in tracks)
     w(f"  controls     {sent} sent; rejections {report.rejections}\n")
     counts = Counter(report.statuses.values())
@@ -368,8 +405,10 @@ def _summary(out: IO[str], report: DemoReport, tracks: list[_Track], implementat
         child = t.child
         aborted = any(e["type"] == "turn-complete" and e.get("stop-reason") == "aborted" for e in t.events)
         note = " (mid-turn)" if t.role in ("finalize", "cancel") and aborted else ""
-        w(f"    {child.run:<10} {t.role:<9}{note:<11} {child.status:<10} exit code {child.returncode}  "
-          f"turns {t.turns_done}  events {len(t.events)}\n")
+        w(
+            f"    {child.run:<10} {t.role:<9}{note:<11} {child.status:<10} exit code {child.returncode}  "
+            f"turns {t.turns_done}  events {len(t.events)}\n"
+        )
     for name, passed, problems in report.checks:
         w(f"  [{'ok' if passed else 'FAIL'}] {name}\n")
         for problem in problems[:10]:
@@ -389,17 +428,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--children", type=int, default=8, help="how many children (default 8)")
     parser.add_argument("--steps", type=int, default=3, help="model steps per turn (default 3)")
-    parser.add_argument("--deltas", type=int, default=1000,
-                        help="text deltas per step of the children left alone, which run at full "
-                        "speed (default 1000)")
-    parser.add_argument("--paced-deltas", type=int, default=20,
-                        help="text deltas per step of the children that get controls mid-turn "
-                        "(default 20)")
-    parser.add_argument("--delay", type=float, default=0.005,
-                        help="seconds before each delta of those paced children (default 0.005)")
+    parser.add_argument(
+        "--deltas",
+        type=int,
+        default=1000,
+        help="text deltas per step of the children left alone, which run at full speed (default 1000)",
+    )
+    parser.add_argument(
+        "--paced-deltas",
+        type=int,
+        default=20,
+        help="text deltas per step of the children that get controls mid-turn (default 20)",
+    )
+    parser.add_argument(
+        "--delay", type=float, default=0.005, help="seconds before each delta of those paced children (default 0.005)"
+    )
     parser.add_argument("--delta-bytes", type=int, default=24, help="bytes per delta (default 24)")
-    parser.add_argument("--final-bytes", type=int, default=200,
-                        help="bytes of each final answer (default 200)")
+    parser.add_argument("--final-bytes", type=int, default=200, help="bytes of each final answer (default 200)")
     parser.add_argument("--timeout", type=float, default=50.0, help="give up after this many seconds")
     parser.add_argument("--plain", action="store_true", help="plain progress lines even on a terminal")
     args = parser.parse_args(list(argv) if argv is not None else None)
@@ -416,8 +461,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         parser.error(str(exc))
     try:
-        report = run_demo(args.children, config=config, paced=paced, timeout=args.timeout,
-                          live=False if args.plain else None)
+        report = run_demo(
+            args.children, config=config, paced=paced, timeout=args.timeout, live=False if args.plain else None
+        )
     except KeyboardInterrupt:
         print("fenwire demo: interrupted", file=sys.stderr)
         return 130

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 from .spawn import LiveChild, spawn
 
@@ -115,6 +116,7 @@ class Hub:
 
     async def wait_async(self, timeout: float | None = None) -> dict[str, str]:
         """:meth:`wait` for asyncio."""
+
         async def drain() -> None:
             async for _ in self.stream():
                 pass

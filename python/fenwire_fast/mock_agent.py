@@ -35,8 +35,9 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from .agent import TurnContext, TurnGenerator, TurnInput, TurnInterrupted, Wait
 
@@ -82,8 +83,19 @@ class MockConfig:
 
     def check(self) -> None:
         """Raise :class:`ConfigError` when a knob is out of range."""
-        for name in ("steps", "deltas", "delta_bytes", "thinking", "tools", "tool_result_bytes",
-                     "final_bytes", "fail_step", "hang_step", "exit_step", "exit_code"):
+        for name in (
+            "steps",
+            "deltas",
+            "delta_bytes",
+            "thinking",
+            "tools",
+            "tool_result_bytes",
+            "final_bytes",
+            "fail_step",
+            "hang_step",
+            "exit_step",
+            "exit_code",
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ConfigError(f"mock knob {name} must be a non-negative integer, not {value!r}")
@@ -143,8 +155,7 @@ def config_from_env(environ: Mapping[str, str] | None = None) -> MockConfig:
 def config_to_env(config: MockConfig) -> str:
     """The ``FENWIRE_MOCK`` value that reproduces ``config`` (only knobs that differ from the defaults)."""
     default = MockConfig()
-    values = {name: getattr(config, name) for name in _FIELDS
-              if getattr(config, name) != getattr(default, name)}
+    values = {name: getattr(config, name) for name in _FIELDS if getattr(config, name) != getattr(default, name)}
     return json.dumps(values, separators=(",", ":"))
 
 
@@ -186,8 +197,7 @@ def _script(config: MockConfig, request: TurnInput) -> Iterator[_Item]:
                 if config.delay:
                     yield ("wait", config.delay)
                 yield ("event", {"type": "assistant-thinking-delta", "content-index": 0, "delta": delta})
-            yield ("event", {"type": "assistant-thinking", "final?": False, "content-index": 0,
-                             "text": "".join(parts)})
+            yield ("event", {"type": "assistant-thinking", "final?": False, "content-index": 0, "text": "".join(parts)})
         parts = []
         for i in range(1, config.deltas + 1):
             delta = filler(config.delta_bytes, f"t{turn}s{step}d{i} ")
@@ -199,17 +209,27 @@ def _script(config: MockConfig, request: TurnInput) -> Iterator[_Item]:
         yield ("event", {"type": "assistant-text", "final?": last, "content-index": 1, "text": text})
         yield ("event", {"type": "assistant-stream-end", "final?": last})
         use_tools = not last and config.tools > 0
-        yield ("event", {"type": "llm-end", "stop-reason": "tool-use" if use_tools else "stop",
-                         "usage": {"input": 100 * step + turn, "output": config.deltas + 1}})
+        yield (
+            "event",
+            {
+                "type": "llm-end",
+                "stop-reason": "tool-use" if use_tools else "stop",
+                "usage": {"input": 100 * step + turn, "output": config.deltas + 1},
+            },
+        )
         if use_tools:
             for k in range(1, config.tools + 1):
                 call_id = f"call-t{turn}s{step}n{k}"
-                call = {"type": "tool-call", "name": "read", "id": call_id,
-                        "arguments": {"path": f"file-{k}.txt"}}
-                result = {"type": "tool-result", "name": "read", "id": call_id,
-                          "tool-call-id": call_id, "is-error?": False, "duration-seconds": 0.0,
-                          "result": {"content": [{"type": "text", "text": filler(
-                              config.tool_result_bytes, f"{call_id} ")}]}}
+                call = {"type": "tool-call", "name": "read", "id": call_id, "arguments": {"path": f"file-{k}.txt"}}
+                result = {
+                    "type": "tool-result",
+                    "name": "read",
+                    "id": call_id,
+                    "tool-call-id": call_id,
+                    "is-error?": False,
+                    "duration-seconds": 0.0,
+                    "result": {"content": [{"type": "text", "text": filler(config.tool_result_bytes, f"{call_id} ")}]},
+                }
                 yield ("tool", call, result, k)
 
 
@@ -363,8 +383,7 @@ def check_transcript(config: MockConfig, events: Sequence[Mapping[str, Any]]) ->
     return problems
 
 
-def _check_turn(config: MockConfig, turn: int, body: list[Mapping[str, Any]],
-                complete: Mapping[str, Any]) -> list[str]:
+def _check_turn(config: MockConfig, turn: int, body: list[Mapping[str, Any]], complete: Mapping[str, Any]) -> list[str]:
     got = [_strip(e) for e in body]
     aborted = complete.get("stop-reason") in ("aborted", "error")
     if aborted:
@@ -378,14 +397,13 @@ def _check_turn(config: MockConfig, turn: int, body: list[Mapping[str, Any]],
     problems: list[str] = []
     matched = False
     for tools in (True, False):
-        want = _expected(config, TurnInput(text=text, kind="prompt" if tools else "finalize",
-                                           turn=turn, tools=tools))
+        want = _expected(config, TurnInput(text=text, kind="prompt" if tools else "finalize", turn=turn, tools=tools))
         if got == want or (aborted and got == want[: len(got)]):
             matched = True
             break
     if not matched:
         want = _expected(config, TurnInput(text=text, kind="prompt", turn=turn, tools=True))
-        for i, (a, b) in enumerate(zip(got, want)):
+        for i, (a, b) in enumerate(zip(got, want, strict=False)):
             if a != b:
                 problems.append(f"turn {turn} event {i}: got {a!r}, expected {b!r}")
                 break

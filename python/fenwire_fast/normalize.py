@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -53,8 +53,8 @@ def timestamp(now: object = None) -> str:
     if isinstance(now, str):
         return now
     if isinstance(now, datetime):
-        moment = now if now.tzinfo else now.replace(tzinfo=timezone.utc)
-        return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        moment = now if now.tzinfo else now.replace(tzinfo=UTC)
+        return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     seconds = time.time()
     if isinstance(now, (int, float)) and not isinstance(now, bool) and math.isfinite(now):
         seconds = float(now)

@@ -26,8 +26,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, is_dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from .channel import Channel, PollError
 
@@ -192,8 +193,7 @@ class LiveChild:
                 if channel.exit is not None or not (more or more_errors) and not channel.pending():
                     break
         if channel.exit is None and self.failure is None:
-            how = (f"was killed by signal {-returncode}" if returncode < 0
-                   else f"exited with code {returncode}")
+            how = f"was killed by signal {-returncode}" if returncode < 0 else f"exited with code {returncode}"
             self.failure = f"child {how} without an exit line"
             if self.killed:
                 self.failure += f" (killed {self.grace:g} s after {self._kill_reason})"
@@ -339,13 +339,27 @@ def spawn(
         log = os.open(log_path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0))
         try:
             process = subprocess.Popen(
-                list(command), env=child_env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=log,
-                stderr=log, close_fds=True,
+                list(command),
+                env=child_env,
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                close_fds=True,
             )
         finally:
             os.close(log)
     except BaseException:
         shutil.rmtree(base, ignore_errors=True)
         raise
-    return LiveChild(run=run, directory=base, channel=channel, process=process, log_path=log_path,
-                     deadline=deadline, grace=grace, term_grace=term_grace, owns_directory=True)
+    return LiveChild(
+        run=run,
+        directory=base,
+        channel=channel,
+        process=process,
+        log_path=log_path,
+        deadline=deadline,
+        grace=grace,
+        term_grace=term_grace,
+        owns_directory=True,
+    )

@@ -65,8 +65,14 @@ class CleanupAgent:
             while True:
                 yield Wait(0.05)
         except TurnInterrupted as exc:
-            yield {"type": "tool-result", "name": "slow", "id": "slow-1", "tool-call-id": "slow-1",
-                   "is-error?": True, "result": f"stopped by {exc.reason}"}
+            yield {
+                "type": "tool-result",
+                "name": "slow",
+                "id": "slow-1",
+                "tool-call-id": "slow-1",
+                "is-error?": True,
+                "result": f"stopped by {exc.reason}",
+            }
             yield {"type": "error", "error": f"interrupted: {exc.reason}", "source": "agent"}
         return None
 
@@ -117,8 +123,10 @@ class ListAgent:
     """A turn that is a plain list (no generator): it cannot be interrupted mid-way."""
 
     def turn(self, request: TurnInput, ctx: TurnContext) -> Any:
-        return [{"type": "assistant-text", "final?": True, "text": f"list says {request.text}"},
-                {"type": "llm-end", "stop-reason": "stop", "usage": {"output": 2}}]
+        return [
+            {"type": "assistant-text", "final?": True, "text": f"list says {request.text}"},
+            {"type": "llm-end", "stop-reason": "stop", "usage": {"output": 2}},
+        ]
 
 
 def list_agent() -> ListAgent:

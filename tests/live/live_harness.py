@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Generator, Iterable
+from typing import Any
 
 import fenwire_fast
 from fenwire_fast.spawn import LiveChild, spawn
@@ -72,8 +73,7 @@ class Ctx:
             os.close(fd)
 
     def count(self, type_: str, **fields: Any) -> int:
-        return sum(1 for e in self.events if e["type"] == type_
-                   and all(e.get(k) == v for k, v in fields.items()))
+        return sum(1 for e in self.events if e["type"] == type_ and all(e.get(k) == v for k, v in fields.items()))
 
 
 def seen(type_: str, n: int = 1, **fields: Any) -> Condition:
@@ -137,8 +137,10 @@ class Outcome:
         raise AssertionError(f"{self.name}: no {type_} {fields} in {self.types}")
 
     def describe(self) -> str:
-        lines = [f"{self.name}: status {self.status}, rc {self.child.returncode}, "
-                 f"error {self.child.error!r}, timed out {self.timed_out}"]
+        lines = [
+            f"{self.name}: status {self.status}, rc {self.child.returncode}, "
+            f"error {self.child.error!r}, timed out {self.timed_out}"
+        ]
         for e in self.events:
             short = {k: v for k, v in e.items() if k not in ("v", "run", "timestamp", "summary")}
             text = repr(short)
@@ -147,8 +149,7 @@ class Outcome:
         return "\n".join(lines)
 
 
-def run_scenarios(scenarios: Iterable[Scenario], *, timeout: float = 60.0,
-                  grace: float = 5.0) -> dict[str, Outcome]:
+def run_scenarios(scenarios: Iterable[Scenario], *, timeout: float = 60.0, grace: float = 5.0) -> dict[str, Outcome]:
     """Run every scenario concurrently; return the outcomes by name (children cleaned up)."""
     outcomes: dict[str, Outcome] = {}
     scripts: dict[str, Generator[Condition, None, None] | None] = {}
@@ -157,8 +158,12 @@ def run_scenarios(scenarios: Iterable[Scenario], *, timeout: float = 60.0,
         for sc in scenarios:
             kwargs: dict[str, Any] = {"grace": grace, "env": child_env(sc.kwargs.pop("env", None))}
             kwargs.update(sc.kwargs)
-            child = spawn(sc.prompt, run=sc.kwargs.get("run", f"run-{sc.name}"), mock=sc.mock,
-                          **{k: v for k, v in kwargs.items() if k != "run"})
+            child = spawn(
+                sc.prompt,
+                run=sc.kwargs.get("run", f"run-{sc.name}"),
+                mock=sc.mock,
+                **{k: v for k, v in kwargs.items() if k != "run"},
+            )
             ctx = Ctx(child=child)
             outcomes[sc.name] = Outcome(sc.name, child, ctx)
             scripts[sc.name] = sc.script(ctx) if sc.script is not None else None
@@ -167,7 +172,7 @@ def run_scenarios(scenarios: Iterable[Scenario], *, timeout: float = 60.0,
         end = time.monotonic() + timeout
         while any(not o.child.finished for o in outcomes.values()):
             progressed = False
-            for name, outcome in outcomes.items():
+            for outcome in outcomes.values():
                 if outcome.child.finished:
                     continue
                 messages, _ = outcome.child.poll()

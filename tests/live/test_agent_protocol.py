@@ -17,6 +17,7 @@ def cancel_after(type_: str) -> Any:
     def script(ctx: Ctx) -> Any:
         yield seen(type_)
         ctx.send("cancel")
+
     return script
 
 
@@ -28,15 +29,17 @@ def close_when_idle(ctx: Ctx) -> Any:
 
 @pytest.fixture(scope="module")
 def out() -> dict[str, Outcome]:
-    return run_scenarios([
-        Scenario("cleanup", cancel_after("tool-call"), kwargs=agent("cleanup")),
-        Scenario("stubborn", cancel_after("assistant-text-delta"), kwargs=agent("stubborn")),
-        Scenario("bad-yield", None, kwargs=agent("bad_yield")),
-        Scenario("bad-start", None, kwargs=agent("bad_start")),
-        Scenario("list", close_when_idle, prompt="hi", kwargs=agent("list_agent")),
-        Scenario("finalize-echo", lambda ctx: _finalize_when_idle(ctx), prompt="first",
-                 kwargs=agent("echo")),
-    ], timeout=45)
+    return run_scenarios(
+        [
+            Scenario("cleanup", cancel_after("tool-call"), kwargs=agent("cleanup")),
+            Scenario("stubborn", cancel_after("assistant-text-delta"), kwargs=agent("stubborn")),
+            Scenario("bad-yield", None, kwargs=agent("bad_yield")),
+            Scenario("bad-start", None, kwargs=agent("bad_start")),
+            Scenario("list", close_when_idle, prompt="hi", kwargs=agent("list_agent")),
+            Scenario("finalize-echo", lambda ctx: _finalize_when_idle(ctx), prompt="first", kwargs=agent("echo")),
+        ],
+        timeout=45,
+    )
 
 
 def _finalize_when_idle(ctx: Ctx) -> Any:
@@ -48,7 +51,7 @@ def _finalize_when_idle(ctx: Ctx) -> Any:
 def test_an_agent_may_clean_up_after_an_interruption(out: dict[str, Outcome]) -> None:
     o = out["cleanup"]
     assert o.status == "cancelled", o.describe()
-    tail = o.types[o.types.index("control-ack", 2):]
+    tail = o.types[o.types.index("control-ack", 2) :]
     assert tail == ["control-ack", "tool-result", "error", "turn-complete", "exit"], o.describe()
     result = o.events[o.index("tool-result")]
     assert result["result"] == "stopped by cancel"  # the agent's own, not a presenter-made one
@@ -58,7 +61,7 @@ def test_an_agent_may_clean_up_after_an_interruption(out: dict[str, Outcome]) ->
 def test_an_agent_that_ignores_interruption_is_cut_off(out: dict[str, Outcome]) -> None:
     o = out["stubborn"]
     assert o.status == "cancelled" and o.child.returncode == 1, o.describe()
-    after = o.types[o.index("control-ack", ref=2) + 1:]
+    after = o.types[o.index("control-ack", ref=2) + 1 :]
     assert after[-2:] == ["turn-complete", "exit"]
     assert 900 <= after.count("assistant-text-delta") <= 1001
     assert o.events[-2]["stop-reason"] == "aborted"

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from fenwire_fast import child as child_module
 from fenwire_fast.child import BUSY_TICK, IDLE_TICK, Presenter
 from fenwire_fast.mock_agent import MockAgent, MockConfig
@@ -34,8 +33,9 @@ def test_sleeps_follow_the_cadence(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         real_sleep(min(seconds, 0.01))  # keep the test fast
 
     monkeypatch.setattr(child_module.time, "sleep", fake_sleep)
-    presenter = Presenter(MockAgent(MockConfig(steps=2, deltas=5, delay=0.05)),
-                          control_path=str(control), event_path=str(events))
+    presenter = Presenter(
+        MockAgent(MockConfig(steps=2, deltas=5, delay=0.05)), control_path=str(control), event_path=str(events)
+    )
     real_read = presenter._reader.read
 
     def counting_read() -> tuple[list[bytes], str]:
@@ -75,8 +75,12 @@ def test_idle_sleep_stops_at_the_deadline(tmp_path: Path, monkeypatch: pytest.Mo
         real_sleep(seconds)
 
     monkeypatch.setattr(child_module.time, "sleep", fake_sleep)
-    presenter = Presenter(MockAgent(), control_path=str(tmp_path / "c.jsonl"),
-                          event_path=str(tmp_path / "e.jsonl"), deadline=time.time() + 0.1)
+    presenter = Presenter(
+        MockAgent(),
+        control_path=str(tmp_path / "c.jsonl"),
+        event_path=str(tmp_path / "e.jsonl"),
+        deadline=time.time() + 0.1,
+    )
     assert presenter.run_loop() == 1
     assert presenter.exit_status == "timed-out"
     assert sleeps and all(s < IDLE_TICK for s in sleeps)  # idle sleeps cut short by the deadline

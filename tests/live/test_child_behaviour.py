@@ -11,10 +11,9 @@ import signal
 from typing import Any
 
 import pytest
-from live_harness import Ctx, Outcome, Scenario, python_child_command, run_scenarios, seen
-
 from fenwire_fast import MAX_LINE_BYTES
 from fenwire_fast.mock_agent import check_transcript, config_from_mapping, final_text
+from live_harness import Ctx, Outcome, Scenario, python_child_command, run_scenarios, seen
 
 LONG = {"steps": 2, "deltas": 30, "delay": 0.01, "tools": 1}
 HANG_YIELD = {"steps": 2, "deltas": 2, "tools": 1, "hang_step": 1, "hang": "yield"}
@@ -23,8 +22,9 @@ BIG = {"steps": 1, "deltas": 2, "final_bytes": 100_000}
 
 
 def line(seq: int, type_: str, run: str, **payload: Any) -> bytes:
-    return json.dumps({"v": 1, "seq": seq, "type": type_, "run": run, **payload},
-                      separators=(",", ":")).encode() + b"\n"
+    return (
+        json.dumps({"v": 1, "seq": seq, "type": type_, "run": run, **payload}, separators=(",", ":")).encode() + b"\n"
+    )
 
 
 def close_when_idle(ctx: Ctx, turns: int = 1) -> Any:
@@ -51,13 +51,19 @@ def s_version_mismatch(ctx: Ctx) -> Any:
 def s_garbage(ctx: Ctx) -> Any:
     run = ctx.child.run
     yield seen("ready")
-    ctx.raw(b"garbage\n" + b"\n" + b"   \n" + b"x" * (MAX_LINE_BYTES + 5000) + b"\n"
-            + line(1, "prompt", "someone-else", text="not yours")
-            + line(1, "prompt", run, text="stale seq")
-            + line(2, "prompt", run)  # no text
-            + line(3, "pause", run)
-            + line(4, "ready", run)
-            + line(5, "prompt", run, text="the real task"))
+    ctx.raw(
+        b"garbage\n"
+        + b"\n"
+        + b"   \n"
+        + b"x" * (MAX_LINE_BYTES + 5000)
+        + b"\n"
+        + line(1, "prompt", "someone-else", text="not yours")
+        + line(1, "prompt", run, text="stale seq")
+        + line(2, "prompt", run)  # no text
+        + line(3, "pause", run)
+        + line(4, "ready", run)
+        + line(5, "prompt", run, text="the real task")
+    )
     yield seen("turn-complete")
     yield lambda c: c.child.channel.status == "ready"
     ctx.raw(line(6, "close", run))
@@ -71,22 +77,19 @@ def s_truncate(ctx: Ctx) -> Any:
 def s_drop_on_finalize(ctx: Ctx) -> Any:
     run = ctx.child.run
     yield seen("assistant-text-delta")
-    ctx.raw(line(2, "steer", run, text="s") + line(3, "follow-up", run, text="f")
-            + line(4, "finalize", run))
+    ctx.raw(line(2, "steer", run, text="s") + line(3, "follow-up", run, text="f") + line(4, "finalize", run))
 
 
 def s_drop_many(ctx: Ctx) -> Any:
     run = ctx.child.run
     yield seen("assistant-text-delta")
-    ctx.raw(b"".join(line(i, "steer", run, text=f"s{i}") for i in range(2, 3002))
-            + line(3002, "finalize", run))
+    ctx.raw(b"".join(line(i, "steer", run, text=f"s{i}") for i in range(2, 3002)) + line(3002, "finalize", run))
 
 
 def s_drop_on_close(ctx: Ctx) -> Any:
     run = ctx.child.run
     yield seen("assistant-text-delta")
-    ctx.raw(line(2, "follow-up", run, text="f1") + line(3, "follow-up", run, text="f2")
-            + line(4, "close", run))
+    ctx.raw(line(2, "follow-up", run, text="f1") + line(3, "follow-up", run, text="f2") + line(4, "close", run))
 
 
 def s_kill_external(ctx: Ctx) -> Any:
@@ -112,15 +115,23 @@ def scenarios() -> list[Scenario]:
         Scenario("drop-many", s_drop_many, mock=LONG),
         Scenario("mock-fails", None, mock={"steps": 3, "deltas": 2, "fail_step": 2}),
         Scenario("mock-exits", None, mock={"steps": 3, "deltas": 2, "exit_step": 2, "exit_code": 3}),
-        Scenario("kill-midline-self", None,
-                 kwargs={"command": python_child_command("--agent", "live_agents:midline_killer")}),
+        Scenario(
+            "kill-midline-self", None, kwargs={"command": python_child_command("--agent", "live_agents:midline_killer")}
+        ),
         Scenario("kill-external", s_kill_external, mock=HANG_BLOCK),
-        Scenario("user-agent", lambda ctx: close_when_idle(ctx), prompt="hello",
-                 kwargs={"command": python_child_command(
-                     "--agent", "live_agents:echo", "--agent-config", '{"prefix": "ECHO "}')}),
-        Scenario("thinking", lambda ctx: close_when_idle(ctx),
-                 mock={"steps": 2, "deltas": 3, "thinking": 3, "tools": 2, "tool_result_bytes": 9000,
-                       "delta_bytes": 5000}),
+        Scenario(
+            "user-agent",
+            lambda ctx: close_when_idle(ctx),
+            prompt="hello",
+            kwargs={
+                "command": python_child_command("--agent", "live_agents:echo", "--agent-config", '{"prefix": "ECHO "}')
+            },
+        ),
+        Scenario(
+            "thinking",
+            lambda ctx: close_when_idle(ctx),
+            mock={"steps": 2, "deltas": 3, "thinking": 3, "tools": 2, "tool_result_bytes": 9000, "delta_bytes": 5000},
+        ),
     ]
 
 
@@ -140,7 +151,7 @@ def test_cancel_during_cooperative_hanging_tool(out: dict[str, Outcome]) -> None
     assert o.status == "cancelled" and o.child.returncode == 1, o.describe()
     at = o.events.index(o.ack("cancel"))
     assert o.ack("cancel")["status"] == "accepted"
-    tail = o.events[at + 1:]
+    tail = o.events[at + 1 :]
     assert [e["type"] for e in tail] == ["tool-result", "turn-complete", "exit"], o.describe()
     assert tail[0]["is-error?"] is True and tail[0]["result"] == "cancelled"
     assert tail[0]["tool-call-id"] == o.events[o.index("tool-call")]["id"]
@@ -327,8 +338,7 @@ def test_big_events_are_bounded_and_script_exact(out: dict[str, Outcome]) -> Non
     o = out["thinking"]
     _ok(o)
     assert o.status == "done"
-    mock = {"steps": 2, "deltas": 3, "thinking": 3, "tools": 2, "tool_result_bytes": 9000,
-            "delta_bytes": 5000}
+    mock = {"steps": 2, "deltas": 3, "thinking": 3, "tools": 2, "tool_result_bytes": 9000, "delta_bytes": 5000}
     assert check_transcript(config_from_mapping(mock), o.events) == []
     assert any(e.get("transport-truncated?") for e in o.events)
 

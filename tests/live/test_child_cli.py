@@ -11,31 +11,42 @@ from pathlib import Path
 import pytest
 from live_harness import child_env
 
-ENV_KEYS = ("FEN_WIRE_CONTROL_PATH", "FEN_WIRE_EVENT_PATH", "FEN_WIRE_RUN_ID", "FEN_WIRE_DEADLINE",
-            "FENWIRE_MOCK")
+ENV_KEYS = ("FEN_WIRE_CONTROL_PATH", "FEN_WIRE_EVENT_PATH", "FEN_WIRE_RUN_ID", "FEN_WIRE_DEADLINE", "FENWIRE_MOCK")
 
 
 def run_child(args: list[str], env: dict[str, str], timeout: float = 30) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if k not in ENV_KEYS}
     full.update(child_env())
     full.update(env)
-    return subprocess.run([sys.executable, "-m", "fenwire_fast", "child", *args], env=full,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "fenwire_fast", "child", *args],
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture
 def files(tmp_path: Path) -> dict[str, str]:
-    return {"FEN_WIRE_CONTROL_PATH": str(tmp_path / "c.jsonl"),
-            "FEN_WIRE_EVENT_PATH": str(tmp_path / "e.jsonl")}
+    return {"FEN_WIRE_CONTROL_PATH": str(tmp_path / "c.jsonl"), "FEN_WIRE_EVENT_PATH": str(tmp_path / "e.jsonl")}
 
 
 CASES = [
     ("no-variables", [], {}, "FEN_WIRE_CONTROL_PATH and FEN_WIRE_EVENT_PATH are required"),
     ("no-event-path", [], {"FEN_WIRE_CONTROL_PATH": "/tmp/x"}, "FEN_WIRE_EVENT_PATH is required"),
-    ("blank-control", [], {"FEN_WIRE_CONTROL_PATH": "", "FEN_WIRE_EVENT_PATH": "/tmp/y"},
-     "FEN_WIRE_CONTROL_PATH is required"),
-    ("bad-deadline", [], {"FEN_WIRE_DEADLINE": "tomorrow"},
-     "FEN_WIRE_DEADLINE must be a Unix time in seconds, not 'tomorrow'"),
+    (
+        "blank-control",
+        [],
+        {"FEN_WIRE_CONTROL_PATH": "", "FEN_WIRE_EVENT_PATH": "/tmp/y"},
+        "FEN_WIRE_CONTROL_PATH is required",
+    ),
+    (
+        "bad-deadline",
+        [],
+        {"FEN_WIRE_DEADLINE": "tomorrow"},
+        "FEN_WIRE_DEADLINE must be a Unix time in seconds, not 'tomorrow'",
+    ),
     ("bad-mock-json", [], {"FENWIRE_MOCK": "{steps"}, "FENWIRE_MOCK is not valid JSON"),
     ("bad-mock-knob", [], {"FENWIRE_MOCK": '{"stepz": 3}'}, "unknown mock knob 'stepz'"),
     ("bad-mock-value", ["--steps", "0"], {}, "mock knob steps must be at least 1"),
@@ -43,22 +54,29 @@ CASES = [
     ("no-colon", ["--agent", "live_agents"], {}, "--agent must look like module:factory"),
     ("no-attr", ["--agent", "live_agents:nope"], {}, "live_agents has no attribute nope"),
     ("not-agent", ["--agent", "live_agents:not_an_agent"], {}, "which has no turn() method"),
-    ("factory-fails", ["--agent", "live_agents:broken_factory"], {},
-     "live_agents:broken_factory failed: RuntimeError: no model configured"),
-    ("bad-config", ["--agent", "live_agents:echo", "--agent-config", "{"], {},
-     "--agent-config is not valid JSON"),
-    ("knobs-with-agent", ["--agent", "live_agents:echo", "--steps", "2"], {},
-     "mock knobs (--steps) cannot be used with --agent"),
+    (
+        "factory-fails",
+        ["--agent", "live_agents:broken_factory"],
+        {},
+        "live_agents:broken_factory failed: RuntimeError: no model configured",
+    ),
+    ("bad-config", ["--agent", "live_agents:echo", "--agent-config", "{"], {}, "--agent-config is not valid JSON"),
+    (
+        "knobs-with-agent",
+        ["--agent", "live_agents:echo", "--steps", "2"],
+        {},
+        "mock knobs (--steps) cannot be used with --agent",
+    ),
     ("print", ["--print"], {}, "--print and --prompt-file cannot be used with a live child"),
     ("prompt-file", ["--prompt-file", "x"], {}, "--print and --prompt-file cannot be used"),
-    ("unopenable", [], {"FEN_WIRE_EVENT_PATH": "/nonexistent-dir/e.jsonl"},
-     "cannot open /nonexistent-dir/e.jsonl"),
+    ("unopenable", [], {"FEN_WIRE_EVENT_PATH": "/nonexistent-dir/e.jsonl"}, "cannot open /nonexistent-dir/e.jsonl"),
 ]
 
 
 @pytest.mark.parametrize("name,args,env,message", CASES, ids=[c[0] for c in CASES])
-def test_setup_errors_are_clear(files: dict[str, str], name: str, args: list[str], env: dict[str, str],
-                                message: str) -> None:
+def test_setup_errors_are_clear(
+    files: dict[str, str], name: str, args: list[str], env: dict[str, str], message: str
+) -> None:
     base = {} if name.startswith(("no-", "blank-")) and not args else dict(files)
     base.update(env)
     proc = run_child(args, base)
@@ -78,8 +96,13 @@ def test_help(files: dict[str, str]) -> None:
 def test_fenwire_demo_end_to_end() -> None:
     env = {k: v for k, v in os.environ.items()}
     env.update(child_env())
-    proc = subprocess.run([sys.executable, "-m", "fenwire_fast", "demo", "--children", "4",
-                           "--deltas", "20"], env=env, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "fenwire_fast", "demo", "--children", "4", "--deltas", "20"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout
     assert out.rstrip().endswith("PASS")

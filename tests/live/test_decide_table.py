@@ -17,9 +17,8 @@ import time
 from typing import Any
 
 import pytest
-from live_harness import Ctx, Outcome, Scenario, run_scenarios, seen, wall_clock
-
 from fenwire_fast.mock_agent import check_transcript, config_from_mapping
+from live_harness import Ctx, Outcome, Scenario, run_scenarios, seen, wall_clock
 
 CONTROLS = ("prompt", "steer", "follow-up", "finalize", "cancel", "close")
 PAYLOADS: dict[str, dict[str, Any]] = {
@@ -76,6 +75,7 @@ def _ready_cell(control: str):
         ctx.send(control, PAYLOADS[control])
         if control in ("prompt", "steer", "follow-up"):
             yield from _close_when_idle(ctx, 1)
+
     return script
 
 
@@ -88,6 +88,7 @@ def _running_cell(control: str):
                 yield from _close_when_idle(ctx, 1)
         elif control == "follow-up":
             yield from _close_when_idle(ctx, 2)
+
     return script
 
 
@@ -96,6 +97,7 @@ def _closing_cell(control: str):
         yield seen("assistant-text-delta")
         ctx.send("close", name="first")
         ctx.send(control, PAYLOADS[control])
+
     return script
 
 
@@ -104,6 +106,7 @@ def _finalizing_cell(control: str):
         yield seen("assistant-text-delta")
         ctx.send("finalize", {"note": "first"}, name="first")
         ctx.send(control, PAYLOADS[control])
+
     return script
 
 
@@ -122,6 +125,7 @@ def _terminal_cell(state: str, deadline: float):
                 ctx.raw(json.dumps({"v": 2, "seq": 999, "type": "cancel", "run": ctx.child.run}).encode() + b"\n")
         for control in CONTROLS:
             ctx.send(control, PAYLOADS[control])
+
     return script
 
 
@@ -139,7 +143,7 @@ def outcomes() -> dict[str, Outcome]:
             kwargs["deadline"] = deadline
         scenarios.append(Scenario(f"{state}/*", _terminal_cell(state, deadline), mock=mock, kwargs=kwargs))
     scenarios.reverse()
-    for (state, control) in TABLE:
+    for state, control in TABLE:
         if state == "ready":
             scenarios.append(Scenario(f"{state}/{control}", _ready_cell(control), prompt=None, mock=FAST))
         elif state == "running":
@@ -148,8 +152,7 @@ def outcomes() -> dict[str, Outcome]:
             scenarios.append(Scenario(f"{state}/{control}", _closing_cell(control), mock=LONG))
         else:
             scenarios.append(Scenario(f"{state}/{control}", _finalizing_cell(control), mock=LONG))
-    scenarios.append(Scenario("starting", lambda ctx: _close_when_idle(ctx, 1), mock=FAST,
-                              prompt="early prompt"))
+    scenarios.append(Scenario("starting", lambda ctx: _close_when_idle(ctx, 1), mock=FAST, prompt="early prompt"))
     return run_scenarios(scenarios, timeout=45)
 
 
@@ -179,7 +182,7 @@ def test_cell(outcomes: dict[str, Outcome], cell: str) -> None:
     assert o.status == final, o.describe()
     assert o.child.channel.status == final
     at = o.events.index(ack)
-    later = o.types[at + 1:]
+    later = o.types[at + 1 :]
     seq = o.ctx.sent[control]
     if status == "rejected":
         return
@@ -189,7 +192,7 @@ def test_cell(outcomes: dict[str, Outcome], cell: str) -> None:
         assert user["text"] == PAYLOADS[control]["text"]
     if control == "finalize" and status == "accepted":
         # the tool-free final turn starts after the ack, and the result follows it
-        final_turn = o.events[at + 1:]
+        final_turn = o.events[at + 1 :]
         last_start = max(i for i, e in enumerate(final_turn) if e["type"] == "turn-started")
         assert "tool-call" not in [e["type"] for e in final_turn[last_start:]], o.describe()
         assert later[-2:] == ["result", "exit"], o.describe()

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from fenwire_fast.channel import Channel
 
 FULL = "Ünïcödé answer: " + "x" * 70_000
@@ -27,9 +26,11 @@ def _setup(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 
 def _result(events: Path, control: Path, payload: dict[str, Any]) -> Channel:
-    lines = [{"v": 1, "seq": 1, "type": "ready", "run": "r"},
-             {"v": 1, "seq": 2, "type": "result", "run": "r", "stop-reason": "stop", **payload},
-             {"v": 1, "seq": 3, "type": "exit", "run": "r", "status": "done"}]
+    lines = [
+        {"v": 1, "seq": 1, "type": "ready", "run": "r"},
+        {"v": 1, "seq": 2, "type": "result", "run": "r", "stop-reason": "stop", **payload},
+        {"v": 1, "seq": 3, "type": "exit", "run": "r", "status": "done"},
+    ]
     events.write_text("".join(json.dumps(x) + "\n" for x in lines))
     ch = Channel("r", str(control), str(events))
     ch.poll()
@@ -55,8 +56,10 @@ def test_a_private_file_is_read_and_removed(tmp_path: Path) -> None:
     assert ch.result is not None and ch.result["final-text"] == CUT  # the wire message is kept as is
 
 
-@pytest.mark.parametrize("case", ["symlink", "mode", "outside", "hardlink", "event-file", "prefix",
-                                  "relative", "missing", "fifo", "directory"])
+@pytest.mark.parametrize(
+    "case",
+    ["symlink", "mode", "outside", "hardlink", "event-file", "prefix", "relative", "missing", "fifo", "directory"],
+)
 def test_refusals_keep_the_cut_text_and_remove_nothing(tmp_path: Path, case: str) -> None:
     d, events, control = _setup(tmp_path)
     keep: list[Path] = []

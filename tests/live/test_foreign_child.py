@@ -41,8 +41,13 @@ def test_the_starting_row_through_a_scripted_child() -> None:
     child = spawn("task", command=[sys.executable, "-c", SCRIPTED], run="foreign", max_bytes=1)
     try:
         seqs = {"prompt": 1}
-        for type_, payload in (("steer", {"text": "s"}), ("follow-up", {"text": "f"}),
-                               ("finalize", {}), ("close", {}), ("cancel", {})):
+        for type_, payload in (
+            ("steer", {"text": "s"}),
+            ("follow-up", {"text": "f"}),
+            ("finalize", {}),
+            ("close", {}),
+            ("cancel", {}),
+        ):
             seqs[type_] = child.send(type_, payload)
         statuses = []
         while not child.finished:
@@ -52,8 +57,7 @@ def test_the_starting_row_through_a_scripted_child() -> None:
             statuses.extend((m["type"], child.channel.status) for m in messages)
         assert child.status == "cancelled" and child.returncode == 1
         # the five rejections left the mirror in starting; the accepted cancel moved it on
-        assert statuses == [("control-ack", "starting")] * 5 + [("control-ack", "cancelled"),
-                                                                 ("exit", "cancelled")]
+        assert statuses == [("control-ack", "starting")] * 5 + [("control-ack", "cancelled"), ("exit", "cancelled")]
         for type_, seq in seqs.items():
             sent = child.channel.controls[seq]
             want = session.decide("starting", type_)

@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from live_harness import FIXTURES, package_path
-
 from fenwire_fast.channel import Channel
+from live_harness import FIXTURES, package_path
 
 EVENTS = FIXTURES / "events.jsonl"
 CONTROLS = FIXTURES / "controls.jsonl"
@@ -53,8 +52,7 @@ def test_parent_reads_the_golden_event_lines(tmp_path: Path, max_bytes: int) -> 
     assert statuses[0] == "ready"
     assert statuses[1] == "running"  # prompt acknowledged
     assert statuses[20] == "ready"  # turn-complete
-    assert ch.status == "done" and ch.exit == {"v": 1, "seq": 24, "type": "exit", "run": "subagent-1",
-                                               "status": "done"}
+    assert ch.status == "done" and ch.exit == {"v": 1, "seq": 24, "type": "exit", "run": "subagent-1", "status": "done"}
     assert ch.result is not None and ch.final_text == "The README describes fen."
     assert ch.final_text_note is None
     assert ch.controls[1].status == "accepted" and ch.controls[2].status == "applied"
@@ -92,24 +90,31 @@ def test_child_obeys_the_golden_control_lines(tmp_path: Path) -> None:
     os.chmod(control, 0o600)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [*package_path(), env.get("PYTHONPATH")]))
-    env.update({"FEN_WIRE_CONTROL_PATH": str(control), "FEN_WIRE_EVENT_PATH": str(events),
-                "FEN_WIRE_RUN_ID": "subagent-1", "FENWIRE_MOCK": '{"steps":2,"deltas":3}'})
-    proc = subprocess.run([sys.executable, "-m", "fenwire_fast", "child"], env=env, timeout=60,
-                          capture_output=True)
+    env.update(
+        {
+            "FEN_WIRE_CONTROL_PATH": str(control),
+            "FEN_WIRE_EVENT_PATH": str(events),
+            "FEN_WIRE_RUN_ID": "subagent-1",
+            "FENWIRE_MOCK": '{"steps":2,"deltas":3}',
+        }
+    )
+    proc = subprocess.run([sys.executable, "-m", "fenwire_fast", "child"], env=env, timeout=60, capture_output=True)
     assert proc.returncode == 1, proc.stderr  # it ends cancelled
     got = [json.loads(line) for line in events.read_bytes().splitlines()]
-    short = [(e["type"], e.get("ref"), e.get("status"), e.get("reason"), e.get("refs"),
-              e.get("turn"), e.get("stop-reason")) for e in got]
+    short = [
+        (e["type"], e.get("ref"), e.get("status"), e.get("reason"), e.get("refs"), e.get("turn"), e.get("stop-reason"))
+        for e in got
+    ]
     assert short == [
         ("ready", None, None, None, None, None, None),
-        ("control-ack", 1, "accepted", None, None, None, None),      # prompt: starts turn 1
+        ("control-ack", 1, "accepted", None, None, None, None),  # prompt: starts turn 1
         ("turn-started", None, None, None, None, 1, None),
-        ("control-ack", 2, "accepted", None, None, None, None),      # steer: queued
-        ("control-ack", 3, "accepted", None, None, None, None),      # follow-up: queued
-        ("control-ack", 4, "accepted", None, None, None, None),      # finalize with a note
-        ("info", None, None, None, [2, 3], None, None),              # the queue is dropped
-        ("control-ack", 5, "applied", None, None, None, None),       # finalize again
-        ("control-ack", 6, "accepted", None, None, None, None),      # cancel
+        ("control-ack", 2, "accepted", None, None, None, None),  # steer: queued
+        ("control-ack", 3, "accepted", None, None, None, None),  # follow-up: queued
+        ("control-ack", 4, "accepted", None, None, None, None),  # finalize with a note
+        ("info", None, None, None, [2, 3], None, None),  # the queue is dropped
+        ("control-ack", 5, "applied", None, None, None, None),  # finalize again
+        ("control-ack", 6, "accepted", None, None, None, None),  # cancel
         ("control-ack", 7, "rejected", "run is cancelled", None, None, None),  # close
         ("turn-complete", None, None, None, None, 1, "aborted"),
         ("exit", None, "cancelled", None, None, None, None),
@@ -121,12 +126,14 @@ def test_child_obeys_the_golden_control_lines(tmp_path: Path) -> None:
 def test_transcript_check_accepts_a_turn_interrupted_before_its_first_step() -> None:
     from fenwire_fast.mock_agent import MockConfig, check_transcript
 
-    events = [{"v": 1, "seq": 1, "type": "ready", "run": "r"},
-              {"v": 1, "seq": 2, "type": "control-ack", "run": "r", "ref": 1, "status": "accepted"},
-              {"v": 1, "seq": 3, "type": "turn-started", "run": "r", "turn": 1},
-              {"v": 1, "seq": 4, "type": "control-ack", "run": "r", "ref": 2, "status": "accepted"},
-              {"v": 1, "seq": 5, "type": "turn-complete", "run": "r", "turn": 1, "stop-reason": "aborted"},
-              {"v": 1, "seq": 6, "type": "exit", "run": "r", "status": "cancelled"}]
+    events = [
+        {"v": 1, "seq": 1, "type": "ready", "run": "r"},
+        {"v": 1, "seq": 2, "type": "control-ack", "run": "r", "ref": 1, "status": "accepted"},
+        {"v": 1, "seq": 3, "type": "turn-started", "run": "r", "turn": 1},
+        {"v": 1, "seq": 4, "type": "control-ack", "run": "r", "ref": 2, "status": "accepted"},
+        {"v": 1, "seq": 5, "type": "turn-complete", "run": "r", "turn": 1, "stop-reason": "aborted"},
+        {"v": 1, "seq": 6, "type": "exit", "run": "r", "status": "cancelled"},
+    ]
     assert check_transcript(MockConfig(), events) == []
     events[4]["stop-reason"] = "stop"
     assert check_transcript(MockConfig(), events) == ["turn 1 does not start with the user event"]

@@ -31,11 +31,23 @@ EXTRA_PATH = [] if _INSTALLED else [str(PACKAGE_ROOT)]
 MOCK = {"steps": 2, "deltas": 1, "tools": 1}
 
 # The events of one mock turn with MOCK's knobs, by type (the steering point is marked).
-TURN = ["user", "llm-start", "assistant-text-delta", "assistant-text", "assistant-stream-end", "llm-end",
-        "tool-call", "tool-result", "|", "llm-start", "assistant-text-delta", "assistant-text",
-        "assistant-stream-end", "llm-end"]
-FINAL_TURN = ["user", "llm-start", "assistant-text-delta", "assistant-text", "assistant-stream-end",
-              "llm-end"]
+TURN = [
+    "user",
+    "llm-start",
+    "assistant-text-delta",
+    "assistant-text",
+    "assistant-stream-end",
+    "llm-end",
+    "tool-call",
+    "tool-result",
+    "|",
+    "llm-start",
+    "assistant-text-delta",
+    "assistant-text",
+    "assistant-stream-end",
+    "llm-end",
+]
+FINAL_TURN = ["user", "llm-start", "assistant-text-delta", "assistant-text", "assistant-stream-end", "llm-end"]
 
 
 def turn(steering: list[str] | None = None) -> list[str]:
@@ -65,15 +77,18 @@ class RawChild:
         self.append(b"".join(lines))
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [*EXTRA_PATH, env.get("PYTHONPATH")]))
-        env.update({
-            "FEN_WIRE_CONTROL_PATH": str(self.control),
-            "FEN_WIRE_EVENT_PATH": str(self.events),
-            "FEN_WIRE_RUN_ID": self.run,
-            "FENWIRE_MOCK": json.dumps(mock),
-        })
+        env.update(
+            {
+                "FEN_WIRE_CONTROL_PATH": str(self.control),
+                "FEN_WIRE_EVENT_PATH": str(self.events),
+                "FEN_WIRE_RUN_ID": self.run,
+                "FENWIRE_MOCK": json.dumps(mock),
+            }
+        )
         env.pop("FEN_WIRE_DEADLINE", None)
-        self.proc = subprocess.Popen([sys.executable, "-m", "fenwire_fast", "child"], env=env,
-                                     stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "fenwire_fast", "child"], env=env, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
 
     def append(self, data: bytes) -> None:
         fd = os.open(self.control, os.O_WRONLY | os.O_APPEND)
@@ -151,8 +166,7 @@ def children(tmp_path_factory: pytest.TempPathFactory) -> dict[str, RawChild]:
     add("finalize", ("prompt", {"text": "task"}), ("finalize", {"note": "answer now"}))
     add("cancel", ("prompt", {"text": "task"}), ("cancel", {}))
     add("close-ready", ("close", {}))
-    add("big", ("prompt", {"text": "task"}), ("close", {}),
-        mock={"steps": 1, "deltas": 1, "final_bytes": 100_000})
+    add("big", ("prompt", {"text": "task"}), ("close", {}), mock={"steps": 1, "deltas": 1, "final_bytes": 100_000})
     return {name: RawChild(root, name, lines, mock) for name, (lines, mock) in specs.items()}
 
 
@@ -163,9 +177,13 @@ def test_prompt_then_close(children: dict[str, RawChild]) -> None:
     check_envelopes(c, events)
     assert shape(events) == [
         "ready",
-        ("control-ack", 1, "accepted", None), ("turn-started", 1),
+        ("control-ack", 1, "accepted", None),
+        ("turn-started", 1),
         ("control-ack", 2, "accepted", None),
-        *turn(), ("turn-complete", 1, "stop"), "result", ("exit", "done"),
+        *turn(),
+        ("turn-complete", 1, "stop"),
+        "result",
+        ("exit", "done"),
     ]
     result = events[-2]
     assert result["stop-reason"] == "stop" and result["final-text"].startswith("Answer 1: ")
@@ -178,10 +196,15 @@ def test_steer_is_injected_at_the_step_boundary(children: dict[str, RawChild]) -
     assert rc == 0, err
     check_envelopes(c, events)
     assert shape(events) == [
-        "ready", ("control-ack", 1, "accepted", None), ("turn-started", 1),
-        ("control-ack", 2, "accepted", None), ("control-ack", 3, "accepted", None),
-        *turn([("steering-injected", 2, "look left")]), ("turn-complete", 1, "stop"),
-        "result", ("exit", "done"),
+        "ready",
+        ("control-ack", 1, "accepted", None),
+        ("turn-started", 1),
+        ("control-ack", 2, "accepted", None),
+        ("control-ack", 3, "accepted", None),
+        *turn([("steering-injected", 2, "look left")]),
+        ("turn-complete", 1, "stop"),
+        "result",
+        ("exit", "done"),
     ]
 
 
@@ -193,10 +216,19 @@ def test_follow_up_starts_its_own_turn(children: dict[str, RawChild]) -> None:
     assert rc == 0, err
     check_envelopes(c, events)
     assert shape(events) == [
-        "ready", ("control-ack", 1, "accepted", None), ("turn-started", 1),
-        ("control-ack", 2, "accepted", None), *turn(), ("turn-complete", 1, "stop"),
-        ("turn-started", 2), ("follow-up-injected", 2, "and then"), *turn(), ("turn-complete", 2, "stop"),
-        ("control-ack", 3, "accepted", None), "result", ("exit", "done"),
+        "ready",
+        ("control-ack", 1, "accepted", None),
+        ("turn-started", 1),
+        ("control-ack", 2, "accepted", None),
+        *turn(),
+        ("turn-complete", 1, "stop"),
+        ("turn-started", 2),
+        ("follow-up-injected", 2, "and then"),
+        *turn(),
+        ("turn-complete", 2, "stop"),
+        ("control-ack", 3, "accepted", None),
+        "result",
+        ("exit", "done"),
     ]
     assert events[-2]["final-text"].startswith("Answer 2: ")
     users = [e["text"] for e in events if e["type"] == "user"]
@@ -209,9 +241,16 @@ def test_finalize_runs_one_tool_free_turn_then_the_result(children: dict[str, Ra
     assert rc == 0, err
     check_envelopes(c, events)
     assert shape(events) == [
-        "ready", ("control-ack", 1, "accepted", None), ("turn-started", 1),
-        ("control-ack", 2, "accepted", None), ("turn-complete", 1, "aborted"),
-        ("turn-started", 2), *FINAL_TURN, ("turn-complete", 2, "stop"), "result", ("exit", "done"),
+        "ready",
+        ("control-ack", 1, "accepted", None),
+        ("turn-started", 1),
+        ("control-ack", 2, "accepted", None),
+        ("turn-complete", 1, "aborted"),
+        ("turn-started", 2),
+        *FINAL_TURN,
+        ("turn-complete", 2, "stop"),
+        "result",
+        ("exit", "done"),
     ]
     assert [e["text"] for e in events if e["type"] == "user"] == ["answer now"]
     assert events[-2]["final-text"].startswith("Answer 2: ")
@@ -223,8 +262,12 @@ def test_cancel_aborts_the_turn_and_exits_cancelled(children: dict[str, RawChild
     assert rc == 1, err
     check_envelopes(c, events)
     assert shape(events) == [
-        "ready", ("control-ack", 1, "accepted", None), ("turn-started", 1),
-        ("control-ack", 2, "accepted", None), ("turn-complete", 1, "aborted"), ("exit", "cancelled"),
+        "ready",
+        ("control-ack", 1, "accepted", None),
+        ("turn-started", 1),
+        ("control-ack", 2, "accepted", None),
+        ("turn-complete", 1, "aborted"),
+        ("exit", "cancelled"),
     ]
 
 

@@ -11,10 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
-from live_harness import child_env
-
 from fenwire_fast.channel import SendError
 from fenwire_fast.spawn import spawn
+from live_harness import child_env
 
 PROBE = """
 import json, os, sys
@@ -30,8 +29,13 @@ with open(sys.argv[1], "w") as f:
 def test_files_are_private_and_the_prompt_comes_first(tmp_path: Path) -> None:
     probe_out = tmp_path / "probe.json"
     deadline = time.time() + 100
-    child = spawn("the task", command=[sys.executable, "-c", PROBE, str(probe_out)], run="r-7",
-                  deadline=deadline, mock={"steps": 2})
+    child = spawn(
+        "the task",
+        command=[sys.executable, "-c", PROBE, str(probe_out)],
+        run="r-7",
+        deadline=deadline,
+        mock={"steps": 2},
+    )
     try:
         assert stat.S_IMODE(os.stat(child.directory).st_mode) == 0o700
         for path in (child.control_path, child.event_path, child.log_path):
@@ -57,10 +61,12 @@ def test_files_are_private_and_the_prompt_comes_first(tmp_path: Path) -> None:
 
 
 def test_a_child_that_lingers_after_exit_is_terminated(tmp_path: Path) -> None:
-    script = ("import json, os, time\n"
-              "with open(os.environ['FEN_WIRE_EVENT_PATH'], 'a') as f:\n"
-              "    f.write(json.dumps({'v': 1, 'seq': 1, 'type': 'exit', 'run': 'run', 'status': 'done'}) + '\\n')\n"
-              "time.sleep(60)\n")
+    script = (
+        "import json, os, time\n"
+        "with open(os.environ['FEN_WIRE_EVENT_PATH'], 'a') as f:\n"
+        "    f.write(json.dumps({'v': 1, 'seq': 1, 'type': 'exit', 'run': 'run', 'status': 'done'}) + '\\n')\n"
+        "time.sleep(60)\n"
+    )
     child = spawn(None, command=[sys.executable, "-c", script], grace=0.3, term_grace=0.3)
     try:
         start = time.monotonic()
