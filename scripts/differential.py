@@ -383,7 +383,16 @@ class Diff(Exception):
     pass
 
 
-def check(label: str, repro: str | Callable[[], str], a: Any, b: Any) -> None:
+def check(label: str, repro: str | Callable[[], str], a: Any, b: Any, *, wire: bool = False) -> None:
+    """Raise ``Diff`` when the backends disagree, or, for ``wire`` input (a line or a chunk of bytes
+    as a child writes it, with valid arguments), when either of them raised at all: the codec never
+    raises on what a child writes, so two backends raising the same exception is two bugs, not an
+    agreement."""
+    if wire:
+        for side, result in (("pure", a), ("rust", b)):
+            if isinstance(result, tuple) and len(result) == 2 and result[0] == "raised":
+                text = repro() if callable(repro) else repro
+                raise Diff(f"{label} raised {result[1]} on wire input ({side}): {text}")
     if not same(a, b):
         text = repro() if callable(repro) else repro
         raise Diff(f"{label}: {text}\n  pure: {a!r:.2000}\n  rust: {b!r:.2000}")
@@ -397,7 +406,7 @@ def check_decode(rng: random.Random, line: bytes | str) -> None:
     direction = rng.choice(["event", "control"]) if rng.random() < 0.97 else rng.choice(["x", None, 1])
     a = outcome(lambda: pure.decode(line, direction))
     b = outcome(lambda: rust.decode(line, direction))
-    check("decode", f"decode({line!r:.300}, {direction!r})", a, b)
+    check("decode", f"decode({line!r:.300}, {direction!r})", a, b, wire=direction in ("event", "control"))
     if a[0] == "ok" and a[1][0] is not None:
         msg = a[1][0]
         va = outcome(lambda: pure.validate(msg, direction))
@@ -497,7 +506,7 @@ def check_receiver(rng: random.Random) -> None:
         lines.append(line)
         a = outcome(lambda: ra.receive(line))
         b = outcome(lambda: rb.receive(line))
-        check("Receiver.receive", lambda: f"lines={lines!r:.600}", a, b)
+        check("Receiver.receive", lambda: f"lines={lines!r:.600}", a, b, wire=True)
         check("Receiver.seq", lambda: f"lines={lines!r:.600}", ra.seq, rb.seq)
 
 
@@ -547,7 +556,7 @@ def check_feed(rng: random.Random) -> None:
         def repro(i: int = i) -> str:
             return f"Receiver({direction!r}).feed over pieces {[p[:200] for p in pieces[: i + 1]]!r:.900}"
 
-        check("Receiver.feed", repro, a, b)
+        check("Receiver.feed", repro, a, b, wire=True)
         check("Receiver.seq", repro, ra.seq, rb.seq)
         check("Receiver.buffered", repro, ra.buffered, rb.buffered)
     cap = rng.choice([1, 2, 5, 64, 65536, None])
@@ -560,7 +569,7 @@ def check_feed(rng: random.Random) -> None:
         def repro(i: int = i) -> str:
             return f"Framer({cap}).feed over pieces {[p[:200] for p in pieces[: i + 1]]!r:.900}"
 
-        check("Framer.feed", repro, a, b)
+        check("Framer.feed", repro, a, b, wire=True)
         check("Framer.buffered", repro, fa.buffered, fb.buffered)
 
 
