@@ -6,8 +6,9 @@
 - ``pure`` / ``native`` give one backend each, for differential tests (``native`` skips only when
   ``FENWIRE_NO_EXTENSIONS=1``).
 
-Hypothesis profiles: ``dev`` (default) and ``ci`` (derandomized, 200 examples per property), chosen
-with the ``HYPOTHESIS_PROFILE`` environment variable.
+Hypothesis profiles: ``dev`` (default) and ``ci`` (200 examples per property), chosen with the
+``HYPOTHESIS_PROFILE`` environment variable. Neither is derandomized: every run draws fresh inputs.
+CI passes a fresh ``--hypothesis-seed`` and prints it, so a failure there can be replayed.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from hypothesis import HealthCheck, settings
 
 settings.register_profile(
     "ci",
-    derandomize=True,
     max_examples=200,
     deadline=None,
     print_blob=True,
