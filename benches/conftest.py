@@ -8,21 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
-
 sys.path.insert(0, str(Path(__file__).parent))
-
-import streams
-
-
-@pytest.fixture(scope="session")
-def mixed_chunks() -> list[bytes]:
-    return streams.chunks(streams.mixed_stream())
-
-
-@pytest.fixture(scope="session")
-def delta_chunks() -> list[bytes]:
-    return streams.chunks(streams.deltas_stream())
 
 
 def pytest_benchmark_update_json(config, benchmarks, output_json):  # type: ignore[no-untyped-def]

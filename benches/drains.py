@@ -8,6 +8,8 @@ from typing import Any
 
 import msgspec
 import orjson
+import simdjson
+import ujson
 from fenwire_fast import _pure
 
 try:
@@ -142,9 +144,53 @@ def drain_msgspec(chunks: list[bytes]) -> int:
     return n
 
 
+_untyped = msgspec.json.Decoder()
+
+
+def drain_msgspec_untyped(chunks: list[bytes]) -> int:
+    """msgspec ``decode_lines`` with no type: dicts straight away, no validation (one bad line fails
+    the whole piece)."""
+    decode_lines = _untyped.decode_lines
+    n = 0
+    for chunk in chunks:
+        n += len(decode_lines(chunk))
+    return n
+
+
+def drain_ujson(chunks: list[bytes]) -> int:
+    """``ujson.loads`` per line, no validation."""
+    loads = ujson.loads
+    n = 0
+    for chunk in chunks:
+        lines = chunk.split(b"\n")
+        lines.pop()
+        n += len([loads(line) for line in lines])
+    return n
+
+
+_simd = simdjson.Parser()
+
+
+def drain_simdjson(chunks: list[bytes]) -> int:
+    """simdjson's lazy parse per line: checks that each line is JSON and builds no objects (a
+    validation-speed floor, not a drain: nothing is kept)."""
+    parse = _simd.parse
+    n = 0
+    for chunk in chunks:
+        lines = chunk.split(b"\n")
+        lines.pop()
+        for line in lines:
+            parse(line)
+        n += len(lines)
+    return n
+
+
 DRAINS: dict[str, Callable[[list[bytes]], int]] = {
     "rust Receiver.feed": drain_rust,
     "pure Receiver.feed": drain_pure,
     "orjson.loads per line": drain_orjson,
+    "msgspec decode_lines (untyped)": drain_msgspec_untyped,
     "msgspec decode_lines+to_builtins": drain_msgspec,
+    "ujson.loads per line": drain_ujson,
+    "simdjson lazy parse per line (no objects)": drain_simdjson,
 }

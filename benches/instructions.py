@@ -18,7 +18,15 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-IMPLS = ["rust Receiver.feed", "orjson.loads per line", "msgspec decode_lines+to_builtins", "pure Receiver.feed"]
+IMPLS = [
+    "rust Receiver.feed",
+    "orjson.loads per line",
+    "msgspec decode_lines (untyped)",
+    "msgspec decode_lines+to_builtins",
+    "ujson.loads per line",
+    "simdjson lazy parse per line (no objects)",
+    "pure Receiver.feed",
+]
 
 CHILD = r"""
 import sys
@@ -51,22 +59,30 @@ def count(python: str, script: str) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--lines", type=int, default=50_000)
+    parser.add_argument("--stream", action="append", help="only these streams (default: all)")
+    parser.add_argument("--impl", action="append", help="only these implementations (default: all)")
     args = parser.parse_args()
     sys.path.insert(0, str(HERE))
-    import streams
+    from realistic import all_streams
+
+    impls = [impl for impl in IMPLS if not args.impl or impl in args.impl]
+    if "orjson.loads per line" not in impls:
+        impls.append("orjson.loads per line")  # the ratios' reference
 
     python = os.path.realpath(sys.executable)
     with tempfile.TemporaryDirectory() as tmp:
         print("| stream | implementation | instructions/line | ratio to orjson.loads |")
         print("|---|---|---:|---:|")
-        for name, data in (("mixed", streams.mixed_stream()), ("deltas", streams.deltas_stream())):
-            lines = data.split(b"\n")[: args.lines]
+        for name, make in all_streams().items():
+            if args.stream and name not in args.stream:
+                continue
+            lines = make().split(b"\n")[: args.lines]
             path = str(Path(tmp) / f"{name}.jsonl")
             Path(path).write_bytes(b"\n".join(lines) + b"\n")
             base = count(python, CHILD.format(here=str(HERE), path=path, impl="none"))
             per = {
                 impl: (count(python, CHILD.format(here=str(HERE), path=path, impl=impl)) - base) / len(lines)
-                for impl in IMPLS
+                for impl in impls
             }
             ref = per["orjson.loads per line"]
             for impl, n in per.items():

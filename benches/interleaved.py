@@ -17,18 +17,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import streams
 from drains import DRAINS, _native
+from realistic import all_streams
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=25)
+    parser.add_argument("--stream", action="append", help="only these streams (default: all)")
     args = parser.parse_args()
     impls = [name for name in DRAINS if _native is not None or not name.startswith("rust")]
     print(
         "| stream | implementation | ns/line (min) | ns/line (median) | min ratio to orjson.loads | median ratio to orjson.loads | ratio to pure (min) |"
     )
     print("|---|---|---:|---:|---:|---:|---:|")
-    for name, data in (("mixed", streams.mixed_stream()), ("deltas only", streams.deltas_stream())):
+    for name, make in all_streams().items():
+        if args.stream and name not in args.stream:
+            continue
+        data = make()
         chunks = streams.chunks(data)
         lines = data.count(b"\n")
         times: dict[str, list[float]] = {impl: [] for impl in impls}

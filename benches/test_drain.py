@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import streams
 from drains import DRAINS, _native
+from realistic import all_streams
 
 IMPLS = list(DRAINS)
 
@@ -20,14 +21,19 @@ def _run(benchmark, group: str, impl: str, chunks: list[bytes]) -> None:  # type
     assert n == lines
 
 
-@pytest.mark.parametrize("impl", IMPLS)
-def test_drain_mixed(benchmark, impl: str, mixed_chunks: list[bytes]) -> None:  # type: ignore[no-untyped-def]
-    _run(benchmark, "drain mixed (200k lines, 71% deltas)", impl, mixed_chunks)
+_CHUNKS: dict[str, list[bytes]] = {}
+
+
+def _chunks(stream: str) -> list[bytes]:
+    if stream not in _CHUNKS:
+        _CHUNKS[stream] = streams.chunks(all_streams()[stream]())
+    return _CHUNKS[stream]
 
 
 @pytest.mark.parametrize("impl", IMPLS)
-def test_drain_deltas(benchmark, impl: str, delta_chunks: list[bytes]) -> None:  # type: ignore[no-untyped-def]
-    _run(benchmark, "drain deltas only (200k lines)", impl, delta_chunks)
+@pytest.mark.parametrize("stream", list(all_streams()))
+def test_drain(benchmark, stream: str, impl: str) -> None:  # type: ignore[no-untyped-def]
+    _run(benchmark, f"drain {stream} (200k lines)", impl, _chunks(stream))
 
 
 def test_streams_match_the_anchor() -> None:
