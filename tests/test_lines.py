@@ -108,18 +108,32 @@ class TestLineReader:
         assert r.skipping is False
         assert r.offset == 65536 + 1 + 5
 
-    def test_oversized_line_skipped_across_calls(self, tmp_path: Path) -> None:
+    def test_oversized_line_skipped_in_one_call(self, tmp_path: Path) -> None:
+        # reported once, then the whole rest of it skipped by the next call, which goes on to the
+        # lines after it (not one 64 KiB read per call)
         path = tmp_path / "f"
-        big = bytes(range(32, 127)) * 3000  # 285000 bytes
+        big = bytes(range(32, 127)) * 30000  # 2,850,000 bytes: several skip steps
         path.write_bytes(big + b"\nafter\n")
         r = LineReader(path)
         assert r.read() == ([big[:65536]], "ok")
-        assert r.read() == ([], "ok")
-        assert r.read() == ([], "ok")
-        assert r.read() == ([], "ok")
-        assert r.offset == 65536 * 4
+        assert r.skipping is True
         assert r.read() == ([b"after"], "ok")
+        assert r.skipping is False
+        assert r.offset == len(big) + 7
         assert r.read() == ([], "ok")
+
+    def test_skip_is_bounded_per_call(self, tmp_path: Path) -> None:
+        path = tmp_path / "f"
+        big = b"g" * 300_000
+        path.write_bytes(big + b"\nafter\n")
+        r = LineReader(path, skip_budget=100_000)
+        assert r.read() == ([big[:65536]], "ok")
+        assert r.read() == ([], "ok")
+        assert r.offset == 65536 + 100_000
+        assert r.read() == ([], "ok")
+        assert r.offset == 65536 + 200_000
+        assert r.read() == ([b"after"], "ok")
+        assert r.offset == len(big) + 7
 
     def test_oversized_line_still_being_written(self, tmp_path: Path) -> None:
         path = tmp_path / "f"

@@ -4,6 +4,10 @@
   read of ``max_bytes`` and ``max_lines`` lines per call, only newline-terminated lines are
   consumed, an unterminated line of ``max_bytes`` or more is reported once (as its first
   ``max_bytes`` bytes, so ``decode`` rejects it as ``too-large``) and skipped up to its newline.
+  One deliberate difference: the skip does not cost one read per call. The next call skips in
+  steps of :data:`SKIP_STEP` bytes until the newline or the end of the file (at most
+  ``skip_budget`` bytes per call), so a child behind a 64 MiB control line sees the controls after
+  it on its next tick, not minutes later.
 - :class:`Tailer` is the parents' fast path: each :meth:`Tailer.poll` reads the next chunk and hands
   it to :meth:`Receiver.feed`, which frames, decodes, validates and checks ``seq`` in one call.
 
@@ -19,11 +23,16 @@ from typing import Any
 from . import Receiver
 from ._types import DRAIN_BYTE_BUDGET, DRAIN_EVENT_BUDGET
 
-__all__ = ["LineReader", "Tailer", "OK", "MISSING", "TRUNCATED"]
+__all__ = ["LineReader", "Tailer", "OK", "MISSING", "TRUNCATED", "SKIP_STEP", "SKIP_BUDGET"]
 
 OK = "ok"
 MISSING = "missing"
 TRUNCATED = "truncated"
+
+#: Bytes read at a time while skipping the rest of an over-long line.
+SKIP_STEP = 1 << 20
+#: Bytes of an over-long line skipped at most per :meth:`LineReader.read` call.
+SKIP_BUDGET = 256 << 20
 
 
 class _FileCursor:
@@ -83,12 +92,14 @@ class LineReader:
         *,
         max_bytes: int = DRAIN_BYTE_BUDGET,
         max_lines: int = DRAIN_EVENT_BUDGET,
+        skip_budget: int = SKIP_BUDGET,
     ) -> None:
-        if max_bytes < 1 or max_lines < 1:
-            raise ValueError("max_bytes and max_lines must be positive")
+        if max_bytes < 1 or max_lines < 1 or skip_budget < 1:
+            raise ValueError("max_bytes, max_lines and skip_budget must be positive")
         self._cursor = _FileCursor(path)
         self.max_bytes = max_bytes
         self.max_lines = max_lines
+        self.skip_budget = skip_budget
         self.skipping = False
 
     @property
@@ -106,17 +117,14 @@ class LineReader:
         status = cursor.idle_status()
         if status is not None:
             return [], status
+        resumed = False
+        if self.skipping:
+            if not self._skip():
+                return [], OK
+            resumed = True
         chunk = cursor.read(self.max_bytes)
         pos = 0
         lines: list[bytes] = []
-        if self.skipping:
-            nl = chunk.find(b"\n")
-            if nl < 0:
-                cursor.offset += len(chunk)
-                return [], OK
-            self.skipping = False
-            pos = nl + 1
-        start = pos
         max_lines = self.max_lines
         while len(lines) < max_lines:
             nl = chunk.find(b"\n", pos)
@@ -124,13 +132,31 @@ class LineReader:
                 break
             lines.append(chunk[pos:nl])
             pos = nl + 1
-        if not lines and start == 0 and len(chunk) >= self.max_bytes:
+        if not lines and not resumed and len(chunk) >= self.max_bytes:
             # A line that does not fit one read: report it once, skip the rest to its newline.
             lines.append(chunk)
             pos = len(chunk)
             self.skipping = True
         cursor.offset += pos
         return lines, OK
+
+    def _skip(self) -> bool:
+        """Consume the rest of an over-long line, through its newline; ``True`` once past it,
+        ``False`` at the end of the file or of this call's ``skip_budget``."""
+        cursor = self._cursor
+        skipped = 0
+        while skipped < self.skip_budget:
+            piece = cursor.read(min(SKIP_STEP, self.skip_budget - skipped))
+            nl = piece.find(b"\n")
+            if nl >= 0:
+                cursor.offset += nl + 1
+                self.skipping = False
+                return True
+            cursor.offset += len(piece)
+            skipped += len(piece)
+            if not piece:
+                break
+        return False
 
     def close(self) -> None:
         """Close the file handle (a later :meth:`read` reopens the path)."""
