@@ -1,4 +1,4 @@
-"""Deterministic benchmark streams (DESIGN §10's anchor stream and friends).
+"""Deterministic benchmark streams (the anchor stream of BENCHMARKS.md and friends).
 
 ``mixed_stream()``: 200,000 event lines, about 318 bytes each on average, 71 % of them
 ``assistant-text-delta``, a few ``tool-result`` lines of several KB, every line a valid envelope

@@ -1,4 +1,4 @@
-"""Drain the anchor streams one 64 KiB piece per call (DESIGN §10)."""
+"""Drain the anchor streams one 64 KiB piece per call (BENCHMARKS.md, "What is measured")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write the golden wire fixtures in tests/fixtures/wire/ (run from anywhere; no package import).
 
-Every expectation here is written out by hand from DESIGN.md §3 and reference-notes.md §4-§6
+Every expectation here is written out by hand from docs/wire-protocol.md and docs/design-decisions.md
 (the envelope/payload tables, the check order, the rejection fields and our reason texts); it is
 *not* produced by running either backend. The tests load the files and assert them for both.
 

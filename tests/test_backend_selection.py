@@ -1,4 +1,5 @@
-"""Backend selection (DESIGN §2) and the shape of the backend boundary (docs/backend-boundary.md)."""
+"""Backend selection (FENWIRE_NO_EXTENSIONS, IMPLEMENTATION) and the shape of the backend boundary
+(docs/backend-boundary.md)."""
 
 from __future__ import annotations
 

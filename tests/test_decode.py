@@ -1,4 +1,5 @@
-"""decode / validate: the check order, the rejection fields and the JSON dialect (DESIGN §3, §9)."""
+"""decode / validate: the check order, the rejection fields and the JSON dialect (docs/design-decisions.md:
+"The JSON dialect", "Order of checks")."""
 
 from __future__ import annotations
 

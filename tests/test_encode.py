@@ -1,4 +1,4 @@
-"""encode, message, rejection_ack and Sender (DESIGN §3)."""
+"""encode, message, rejection_ack and Sender (docs/design-decisions.md: "Encoding", "Sequence numbers")."""
 
 from __future__ import annotations
 
@@ -359,7 +359,7 @@ class TestSender:
         assert s.seq == rx.seq == 300
 
     def test_seq_attribute_settable(self, backend: ModuleType, pure: ModuleType) -> None:
-        # the presenter may bump it by hand (reference §13); both backends allow it
+        # a child that writes a line by other means may set it by hand; both backends allow it
         s = backend.Sender("event", "r")
         s.seq = 41
         assert s.next("ready")[0] == b'{"v":1,"seq":42,"type":"ready","run":"r"}'

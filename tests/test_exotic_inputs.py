@@ -1,7 +1,8 @@
 """Python-level inputs beyond what JSON gives: subclasses of the JSON types, enums, non-JSON objects.
 
-The codec never raises on bad input (DESIGN §1, §3), and both backends must treat these the same
-way. A subclass of a JSON type is that JSON type: it validates like it and encodes like it.
+The codec never raises on bad input (docs/wire-protocol.md, "Validation and rejections"), and both
+backends must treat these the same way. A subclass of a JSON type is that JSON type: it validates
+like it and encodes like it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""LineReader (the reference's read-lines! semantics, reference-notes §9) and Tailer (DESIGN §4)."""
+"""LineReader (the reference's line reader, budgets and all) and Tailer (docs/design-decisions.md,
+"Framing and the line cap")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""normalize is total (DESIGN §5, §9.4): a normalized event of any input validates as its type and,
-stamped with an envelope, encodes (on either backend) to one line well under the line limit."""
+"""normalize is total (docs/design-decisions.md, "normalize"): a normalized event of any input
+validates as its type and, stamped with an envelope, encodes (on either backend) to one line well
+under the line limit."""
 
 from __future__ import annotations
 

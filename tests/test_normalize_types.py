@@ -1,4 +1,4 @@
-"""normalize: the reference's per-type table with our fixes (DESIGN §5, §9.4).
+"""normalize: the reference's per-type table with our fixes (docs/design-decisions.md, "normalize").
 
 normalize is written once above the backend boundary; the text primitives under it come from the
 selected backend, so these run under both CI legs.

@@ -1,4 +1,5 @@
-"""Receiver.receive (sequencing rules, DESIGN §3), Framer and Receiver.feed (framing, DESIGN §4)."""
+"""Receiver.receive (docs/design-decisions.md, "Sequence numbers"), Framer and Receiver.feed ("Framing
+and the line cap")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """The Fennel reference's golden fixtures (copied into tests/fixtures/reference_wire/) get the
 reference's verdicts on both backends, except the documented ``1e400`` lines: the reference reads
-``1e400`` as infinity, our strict dialect rejects it as ``malformed`` (DESIGN §3, §9.1)."""
+``1e400`` as infinity, our strict dialect rejects it as ``malformed`` (docs/design-decisions.md,
+"Where we differ from the reference")."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ EVENTS = (REF / "events.jsonl").read_bytes().splitlines()
 CONTROLS = (REF / "controls.jsonl").read_bytes().splitlines()
 INVALID = [json.loads(line) for line in (REF / "invalid.jsonl").read_text().splitlines()]
 
-#: Where we differ from the reference on purpose (DESIGN §9.1).
+#: Where we differ from the reference on purpose: the strict JSON dialect.
 OVERRIDES = {
     '{"v":1,"seq":1e400,"type":"cancel","run":"subagent-1"}': "malformed",
     '{"v":1,"seq":1,"type":"turn-started","run":"subagent-1","turn":1e400}': "malformed",

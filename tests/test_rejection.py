@@ -1,5 +1,5 @@
-"""Rejection objects made by either backend are the shared Python type (DESIGN §2): equality, hash,
-repr, immutability, pickling and to_dict behave the same whichever backend made them."""
+"""Rejection objects made by either backend are the shared Python type (fenwire_fast._types): equality,
+hash, repr, immutability, pickling and to_dict behave the same whichever backend made them."""
 
 from __future__ import annotations
 

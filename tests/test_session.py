@@ -1,5 +1,5 @@
-"""The run state machine (DESIGN §6): every cell of decide and advance against the reference table
-(reference-notes.md §10), written out literally here."""
+"""The run state machine (fenwire_fast.session): every cell of decide and advance against the table in
+docs/wire-protocol.md ("The run state machine"), reasons included, written out literally here."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Text primitives (DESIGN §5, §9.3): utf8_prefix, truncate_line, scrub; and text.first_line."""
+"""Text primitives (docs/design-decisions.md, "Text bounds"): utf8_prefix, truncate_line, scrub; and text.first_line."""
 
 from __future__ import annotations
 

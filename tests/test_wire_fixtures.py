@@ -1,5 +1,5 @@
-"""The golden fixtures in tests/fixtures/wire/ (written by scripts/make_fixtures.py from the spec)
-hold for both backends."""
+"""The golden fixtures in tests/fixtures/wire/ (written by scripts/make_fixtures.py from
+docs/wire-protocol.md and docs/design-decisions.md) hold for both backends."""
 
 from __future__ import annotations
 
