@@ -144,11 +144,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``fenwire`` command; returns the exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] == "child":
-        from .child import main as child_main
+        from .live.child import main as child_main
 
         return child_main(args_list[1:])
     if args_list and args_list[0] == "demo":
-        from .demo import main as demo_main
+        from .live.demo import main as demo_main
 
         return demo_main(args_list[1:])
     parser = _build_parser()

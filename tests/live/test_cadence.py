@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fenwire_fast import child as child_module
-from fenwire_fast.child import BUSY_TICK, IDLE_TICK, Presenter
-from fenwire_fast.mock_agent import MockAgent, MockConfig
+from fenwire_fast.live import child as child_module
+from fenwire_fast.live.child import BUSY_TICK, IDLE_TICK, Presenter
+from fenwire_fast.live.mock_agent import MockAgent, MockConfig
 
 
 def _line(seq: int, type_: str, **payload: Any) -> bytes:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fenwire_fast.channel import Channel
+from fenwire_fast.live.channel import Channel
 
 FULL = "Ünïcödé answer: " + "x" * 70_000
 CUT = FULL[:1000]

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import DRAIN_BYTE_BUDGET, Rejection, Sender, session
+from .. import DRAIN_BYTE_BUDGET, Rejection, Sender, session
 
 __all__ = ["Channel", "SentControl", "PollError", "SendError", "read_final_text", "MAX_FINAL_TEXT_BYTES"]
 
@@ -156,7 +156,7 @@ class Channel:
         final_text_dirs: Sequence[str] | None = None,
         protected_paths: Sequence[str] = (),
     ) -> None:
-        from .lines import Tailer
+        from ..lines import Tailer
 
         self.run = run
         self.control_path = os.fspath(control_path)

@@ -29,8 +29,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import DISPLAY_EVENT_TYPES as DISPLAY_EVENTS
-from . import MAX_LINE_BYTES, Receiver, Sender, rejection_ack, session
+from .. import DISPLAY_EVENT_TYPES as DISPLAY_EVENTS
+from .. import MAX_LINE_BYTES, Receiver, Sender, rejection_ack, session
+from ..lines import LineReader
+from ..normalize import normalize
+from ..text import first_line, truncate_line, utf8_prefix
 from .agent import (
     Agent,
     AgentLoadError,
@@ -41,9 +44,6 @@ from .agent import (
     load_agent,
     start_events,
 )
-from .lines import LineReader
-from .normalize import normalize
-from .text import first_line, truncate_line, utf8_prefix
 
 __all__ = ["Presenter", "main", "DEFAULT_FINALIZE_NOTE", "DISPLAY_EVENTS", "BUSY_TICK", "IDLE_TICK"]
 
@@ -89,7 +89,7 @@ class _Turn:
 
 
 class _Context:
-    """The :class:`~fenwire_fast.agent.TurnContext` the presenter hands a turn."""
+    """The :class:`~fenwire_fast.live.agent.TurnContext` the presenter hands a turn."""
 
     def __init__(self, presenter: Presenter, turn: _Turn) -> None:
         self._presenter = presenter

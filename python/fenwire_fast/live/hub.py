@@ -39,7 +39,7 @@ class Hub:
         return child
 
     def spawn(self, prompt: str | None = None, *, run: str | None = None, **kwargs: Any) -> LiveChild:
-        """:func:`~fenwire_fast.spawn.spawn` a child (``run`` defaults to ``child-N``) and adopt it."""
+        """:func:`~fenwire_fast.live.spawn.spawn` a child (``run`` defaults to ``child-N``) and adopt it."""
         name = run if run is not None else f"child-{len(self.children) + 1}"
         return self.add(spawn(prompt, run=name, **kwargs))
 

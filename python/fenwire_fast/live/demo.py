@@ -1,13 +1,13 @@
 """``fenwire demo``: one parent driving many live mock children, end to end.
 
 It spawns ``--children`` children (default 8) running the scripted mock agent, each with its own
-prompt, and drives them through a :class:`~fenwire_fast.hub.Hub`: the first child is finalized
+prompt, and drives them through a :class:`~fenwire_fast.live.hub.Hub`: the first child is finalized
 mid-turn, the second cancelled mid-turn, and the rest take turns at being steered, followed up or
 left alone; every child that is still alive is closed once it is idle. Progress is shown live (a
 per-child table on a terminal, a plain line per second otherwise), and the summary reports events
 and bytes per second, rejections, every child's exit, and whether every event arrived exactly once
 and in order: ``seq`` continuity per child, the mock's deterministic script received exactly
-(:func:`fenwire_fast.mock_agent.check_transcript`), every control acknowledged exactly once, and each
+(:func:`fenwire_fast.live.mock_agent.check_transcript`), every control acknowledged exactly once, and each
 answer equal to the script's. The exit code is 0 only when every check passes.
 """
 
@@ -295,7 +295,7 @@ def run_demo(
 
     ``config`` is the script of the children left alone (default :func:`default_config`), ``paced``
     that of the children that get controls mid-turn (default :func:`paced_config` of ``config``)."""
-    from . import IMPLEMENTATION
+    from .. import IMPLEMENTATION
     from .hub import Hub
 
     out = out if out is not None else sys.stdout
