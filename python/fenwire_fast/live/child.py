@@ -18,14 +18,12 @@ Every state change goes through :mod:`fenwire_fast.session`. The process exits 0
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,16 +34,14 @@ from ..normalize import normalize
 from ..text import first_line, truncate_line, utf8_prefix
 from .agent import (
     Agent,
-    AgentLoadError,
     TurnInput,
     TurnInterrupted,
     TurnResult,
     Wait,
-    load_agent,
     start_events,
 )
 
-__all__ = ["Presenter", "main", "DEFAULT_FINALIZE_NOTE", "DISPLAY_EVENTS", "BUSY_TICK", "IDLE_TICK"]
+__all__ = ["Presenter", "DEFAULT_FINALIZE_NOTE", "DISPLAY_EVENTS", "BUSY_TICK", "IDLE_TICK"]
 
 BUSY_TICK = 0.030
 IDLE_TICK = 0.300
@@ -54,10 +50,6 @@ POST_INTERRUPT_ITEMS = 1000
 FLUSH_BYTES = 64 * 1024
 DROP_REFS_PER_LINE = 2048  # 2048 refs of up to 16 digits fit one line with room to spare
 DEFAULT_FINALIZE_NOTE = "Stop working now. Without calling tools, give your final answer from what you have so far."
-
-
-class _Fail(Exception):
-    """A setup problem reported on stderr (exit 1, no traceback)."""
 
 
 def _timestamp() -> str:
@@ -622,118 +614,3 @@ def _raising(exc: BaseException) -> Iterator[Any]:
 def _describe(exc: BaseException) -> str:
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-# ---------------------------------------------------------------------------------------------
-# command line
-
-_MOCK_FLAGS: Sequence[tuple[str, type, str]] = (
-    ("steps", int, "model steps per turn"),
-    ("deltas", int, "text deltas per step"),
-    ("delta-bytes", int, "bytes per delta"),
-    ("thinking", int, "thinking deltas per step"),
-    ("tools", int, "tool calls per step (all steps but the last)"),
-    ("tool-result-bytes", int, "bytes of each tool result"),
-    ("delay", float, "seconds to wait before each delta"),
-    ("final-bytes", int, "bytes of the final answer"),
-    ("fail-step", int, "raise in this step (counted across the run; 0 = never)"),
-    ("hang-step", int, "hang the first tool of this step"),
-    ("hang", str, "how the tool hangs: yield (cancellable) or block"),
-    ("hang-seconds", float, "how long a hang lasts"),
-    ("exit-step", int, "exit the process abruptly in this step"),
-    ("exit-code", int, "the code of that abrupt exit"),
-    ("unwind-delay", float, "seconds an interrupted turn takes to unwind"),
-)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The ``fenwire child`` argument parser."""
-    parser = argparse.ArgumentParser(
-        prog="fenwire child",
-        description="Run an agent as a live child over the Fen wire protocol. The control and event "
-        "files come from FEN_WIRE_CONTROL_PATH and FEN_WIRE_EVENT_PATH; FEN_WIRE_RUN_ID and "
-        "FEN_WIRE_DEADLINE are optional. Without --agent the built-in scripted mock agent runs; its "
-        "knobs come from FENWIRE_MOCK (a JSON object) and the flags below.",
-    )
-    parser.add_argument(
-        "--agent", metavar="MODULE:FACTORY", help="load the agent from this factory instead of the mock"
-    )
-    parser.add_argument(
-        "--agent-config", metavar="JSON", help="a JSON object passed to the factory as its only argument"
-    )
-    parser.add_argument("--print", dest="print_", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--prompt-file", help=argparse.SUPPRESS)
-    mock = parser.add_argument_group("mock agent knobs")
-    for name, kind, help_text in _MOCK_FLAGS:
-        mock.add_argument(f"--{name}", type=kind, default=None, help=help_text)
-    return parser
-
-
-def _env(environ: Mapping[str, str], name: str) -> str | None:
-    value = environ.get(name)
-    return value if value else None
-
-
-def _make_agent(args: argparse.Namespace, environ: Mapping[str, str]) -> Agent:
-    from .mock_agent import ConfigError, MockAgent, config_from_env, config_from_mapping
-
-    flags = {name: getattr(args, name.replace("-", "_")) for name, _, _ in _MOCK_FLAGS}
-    flags = {k: v for k, v in flags.items() if v is not None}
-    if args.agent:
-        if flags:
-            raise _Fail(f"mock knobs (--{next(iter(flags))}) cannot be used with --agent")
-        config = None
-        if args.agent_config is not None:
-            try:
-                config = json.loads(args.agent_config)
-            except ValueError as exc:
-                raise _Fail(f"--agent-config is not valid JSON: {exc}") from None
-        try:
-            return load_agent(args.agent, config)
-        except AgentLoadError as exc:
-            raise _Fail(str(exc)) from None
-    if args.agent_config is not None:
-        raise _Fail("--agent-config needs --agent")
-    try:
-        return MockAgent(config_from_mapping(flags, config_from_env(environ)))
-    except ConfigError as exc:
-        raise _Fail(str(exc)) from None
-
-
-def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
-    """``fenwire child``: run one live child; returns the exit code (0 only after ``exit done``)."""
-    env = os.environ if environ is None else environ
-    args = build_parser().parse_args(list(argv) if argv is not None else None)
-    try:
-        if args.print_ or args.prompt_file is not None:
-            raise _Fail(
-                "--print and --prompt-file cannot be used with a live child; the task arrives as the first prompt"
-            )
-        control = _env(env, "FEN_WIRE_CONTROL_PATH")
-        events = _env(env, "FEN_WIRE_EVENT_PATH")
-        missing = [n for n, v in (("FEN_WIRE_CONTROL_PATH", control), ("FEN_WIRE_EVENT_PATH", events)) if v is None]
-        if missing:
-            raise _Fail(
-                f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} required "
-                "(FEN_WIRE_CONTROL_PATH and FEN_WIRE_EVENT_PATH name the control and event files)"
-            )
-        run = _env(env, "FEN_WIRE_RUN_ID") or "run"
-        deadline: float | None = None
-        raw_deadline = _env(env, "FEN_WIRE_DEADLINE")
-        if raw_deadline is not None:
-            try:
-                deadline = float(raw_deadline)
-            except ValueError:
-                deadline = math.nan
-            if math.isnan(deadline):
-                raise _Fail(f"FEN_WIRE_DEADLINE must be a Unix time in seconds, not {raw_deadline!r}")
-        agent = _make_agent(args, env)
-        assert control is not None and events is not None
-        try:
-            presenter = Presenter(agent, control_path=control, event_path=events, run=run, deadline=deadline)
-        except OSError as exc:
-            raise _Fail(f"cannot open {exc.filename or events}: {exc.strerror or exc}") from None
-    except _Fail as exc:
-        print(f"fenwire child: {exc}", file=sys.stderr)
-        return 1
-    return presenter.run_loop()

@@ -13,18 +13,15 @@ answer equal to the script's. The exit code is 0 only when every check passes.
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
 from .mock_agent import MockConfig, check_transcript, final_text
 
-__all__ = ["main", "run_demo", "DemoReport"]
+__all__ = ["run_demo", "DemoReport", "default_config", "paced_config"]
 
 ROLES = ("finalize", "cancel", "steer", "follow-up", "plain")
 _LETTER = {
@@ -417,63 +414,3 @@ def _summary(out: IO[str], report: DemoReport, tracks: list[_Track], implementat
             w(f"         ... and {len(problems) - 10} more\n")
     w("PASS\n" if report.ok else "FAIL\n")
     out.flush()
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``fenwire demo``: returns 0 when every check passes, 1 otherwise."""
-    parser = argparse.ArgumentParser(
-        prog="fenwire demo",
-        description="Spawn live mock children, steer, follow up, finalize and cancel some, drain them "
-        "all, and check that every event arrived exactly once and in order.",
-    )
-    parser.add_argument("--children", type=int, default=8, help="how many children (default 8)")
-    parser.add_argument("--steps", type=int, default=3, help="model steps per turn (default 3)")
-    parser.add_argument(
-        "--deltas",
-        type=int,
-        default=1000,
-        help="text deltas per step of the children left alone, which run at full speed (default 1000)",
-    )
-    parser.add_argument(
-        "--paced-deltas",
-        type=int,
-        default=20,
-        help="text deltas per step of the children that get controls mid-turn (default 20)",
-    )
-    parser.add_argument(
-        "--delay", type=float, default=0.005, help="seconds before each delta of those paced children (default 0.005)"
-    )
-    parser.add_argument("--delta-bytes", type=int, default=24, help="bytes per delta (default 24)")
-    parser.add_argument("--final-bytes", type=int, default=200, help="bytes of each final answer (default 200)")
-    parser.add_argument("--timeout", type=float, default=50.0, help="give up after this many seconds")
-    parser.add_argument("--plain", action="store_true", help="plain progress lines even on a terminal")
-    args = parser.parse_args(list(argv) if argv is not None else None)
-    if args.children < 1:
-        parser.error("--children must be at least 1")
-    if args.steps < 2:
-        parser.error("--steps must be at least 2 (finalize and cancel happen mid-turn)")
-    if args.deltas < 2 or args.paced_deltas < 2:
-        parser.error("--deltas and --paced-deltas must be at least 2")
-    try:
-        config = default_config(args.steps, args.deltas, args.delta_bytes, args.final_bytes)
-        paced = paced_config(config, args.paced_deltas, args.delay)
-        paced.check()
-    except ValueError as exc:
-        parser.error(str(exc))
-    try:
-        report = run_demo(
-            args.children, config=config, paced=paced, timeout=args.timeout, live=False if args.plain else None
-        )
-    except KeyboardInterrupt:
-        print("fenwire demo: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:  # e.g. piped into head: the children were cleaned up on the way out
-        try:
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the interpreter's final flush
-        except OSError:
-            pass
-        return 1
-    except OSError as exc:
-        print(f"fenwire demo: {exc}", file=sys.stderr)
-        return 1
-    return 0 if report.ok else 1
