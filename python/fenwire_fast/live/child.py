@@ -30,7 +30,7 @@ from typing import Any
 from .. import DISPLAY_EVENT_TYPES as DISPLAY_EVENTS
 from .. import MAX_LINE_BYTES, Receiver, Sender, rejection_ack, session
 from ..lines import LineReader
-from ..normalize import normalize
+from ..normalize import normalize, timestamp
 from ..text import first_line, truncate_line, utf8_prefix
 from .agent import (
     Agent,
@@ -50,10 +50,6 @@ POST_INTERRUPT_ITEMS = 1000
 FLUSH_BYTES = 64 * 1024
 DROP_REFS_PER_LINE = 2048  # 2048 refs of up to 16 digits fit one line with room to spare
 DEFAULT_FINALIZE_NOTE = "Stop working now. Without calling tools, give your final answer from what you have so far."
-
-
-def _timestamp() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def _add_usage(total: dict[str, Any], usage: object) -> None:
@@ -528,7 +524,7 @@ class Presenter:
             for start in range(0, len(refs), DROP_REFS_PER_LINE):
                 self._emit(
                     "info",
-                    {"timestamp": _timestamp(), "summary": summary, "refs": refs[start : start + DROP_REFS_PER_LINE]},
+                    {"timestamp": timestamp(), "summary": summary, "refs": refs[start : start + DROP_REFS_PER_LINE]},
                 )
 
     def _finish(self) -> None:
