@@ -17,12 +17,12 @@ import json
 import math
 import os
 import sys
-import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import IO, TYPE_CHECKING
 
 from . import IMPLEMENTATION, Framer, Receiver, __version__
+from .progress import Progress
 
 if TYPE_CHECKING:  # the live layer is imported only when `child` or `demo` runs
     from .live.agent import Agent
@@ -34,39 +34,6 @@ CHUNK_BYTES = 1 << 20
 
 def _version_text() -> str:
     return f"fenwire_fast {__version__} ({IMPLEMENTATION} backend)"
-
-
-class _Progress:
-    """A one-line progress display on a terminal; silent elsewhere."""
-
-    def __init__(self, stream: IO[str], total: int, enabled: bool) -> None:
-        self.stream = stream
-        self.total = total
-        self.enabled = enabled
-        self.started = time.monotonic()
-        self.last = 0.0
-        self.shown = False
-
-    def update(self, done: int, lines: int, force: bool = False) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if not force and now - self.last < 0.2:
-            return
-        self.last = now
-        elapsed = max(now - self.started, 1e-9)
-        pct = 100.0 * done / self.total if self.total else 100.0
-        self.stream.write(
-            f"\r{done / 1e6:,.1f} / {self.total / 1e6:,.1f} MB ({pct:5.1f} %)  "
-            f"{lines:,} lines  {done / 1e6 / elapsed:,.1f} MB/s "
-        )
-        self.stream.flush()
-        self.shown = True
-
-    def clear(self) -> None:
-        if self.shown:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
 
 
 def check_file(
@@ -94,7 +61,7 @@ def check_file(
     with open(path, "rb") as handle:
         total = os.fstat(handle.fileno()).st_size
         show = progress if progress is not None else err.isatty()
-        meter = _Progress(err, total, show)
+        meter = Progress(err, live=show)
         while True:
             chunk = handle.read(CHUNK_BYTES)
             at_end = not chunk
@@ -113,12 +80,24 @@ def check_file(
                     if not quiet:
                         meter.clear()
                         out.write(f"{path}:{lineno}: {rejection.code}: {rejection.reason}\n")
-            meter.update(min(done, total), lineno)
+            _show_check_progress(meter, min(done, total), total, lineno)
             if at_end:
                 break
-        meter.update(total, lineno, force=True)
+        _show_check_progress(meter, total, total, lineno, force=True)
         meter.clear()
     return lineno, codes
+
+
+def _show_check_progress(meter: Progress, done: int, total: int, lines: int, force: bool = False) -> None:
+    """``12.3 / 45.6 MB ( 27.0 %)  1,234 lines  56.7 MB/s``."""
+    if not meter.due(force):
+        return
+    pct = 100.0 * done / total if total else 100.0
+    meter.show(
+        [
+            f"{done / 1e6:,.1f} / {total / 1e6:,.1f} MB ({pct:5.1f} %)  {lines:,} lines  {done / 1e6 / meter.elapsed():,.1f} MB/s"
+        ]
+    )
 
 
 def _cmd_check(args: argparse.Namespace) -> int:

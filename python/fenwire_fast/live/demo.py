@@ -19,6 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
+from ..progress import Progress
 from .mock_agent import MockConfig, check_transcript, final_text
 
 __all__ = ["run_demo", "DemoReport", "default_config", "paced_config"]
@@ -149,62 +150,44 @@ def _rate(t: _Track) -> float:
     return len(t.events) / max(end - t.first_at, 1e-3)
 
 
-class _Progress:
-    def __init__(self, out: IO[str], tracks: list[_Track], live: bool, interval: float, total: int) -> None:
-        self.out = out
-        self.tracks = tracks
-        self.total = total
-        self.live = live
-        self.interval = interval
-        self.started = time.monotonic()
-        self.last = 0.0
-        self.lines = 0
+def _totals(tracks: list[_Track]) -> tuple[int, int]:
+    """Events and bytes received so far, over every child."""
+    return sum(len(t.events) for t in tracks), sum(t.bytes for t in tracks)
 
-    def totals(self) -> tuple[int, int]:
-        return sum(len(t.events) for t in self.tracks), sum(t.bytes for t in self.tracks)
 
-    def update(self, force: bool = False) -> None:
-        now = time.monotonic()
-        if not force and now - self.last < self.interval:
-            return
-        self.last = now
-        elapsed = max(now - self.started, 1e-9)
-        events, nbytes = self.totals()
-        counts = Counter(t.child.status for t in self.tracks)
-        states = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-        spawned = len(self.tracks)
-        count = f"{spawned}/{self.total}" if spawned < self.total else f"{spawned}"
-        head = (
-            f"[{elapsed:5.1f}s] {count} children: {states} | {events:,} events "
-            f"{nbytes / 1e6:.2f} MB | {events / elapsed:,.0f} events/s"
-        )
-        if not self.live:
-            self.out.write(head + "\n")
-            self.out.flush()
-            return
-        rows = [head]
-        if len(self.tracks) <= 16:
-            for t in self.tracks:
-                rows.append(
-                    f"  {t.child.run:<10} {t.role:<9} {t.child.status:<10} "
-                    f"turns {t.turns_done:<2} events {len(t.events):>6} "
-                    f"{_rate(t):>9,.0f} events/s"
-                )
-        else:
-            letters = "".join(_LETTER.get(t.child.status, "?") for t in self.tracks)
-            for i in range(0, len(letters), 64):
-                rows.append("  " + letters[i : i + 64])
+def _show_progress(progress: Progress, tracks: list[_Track], total: int, force: bool = False) -> None:
+    """A head line (children by status, events, bytes, rate) and, drawn live, a row per child
+    (up to 16 children) or a letter per child."""
+    if not progress.due(force):
+        return
+    elapsed = progress.elapsed()
+    events, nbytes = _totals(tracks)
+    counts = Counter(t.child.status for t in tracks)
+    states = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+    spawned = len(tracks)
+    count = f"{spawned}/{total}" if spawned < total else f"{spawned}"
+    rows = [
+        f"[{elapsed:5.1f}s] {count} children: {states} | {events:,} events "
+        f"{nbytes / 1e6:.2f} MB | {events / elapsed:,.0f} events/s"
+    ]
+    if not progress.live:
+        progress.show(rows)
+        return
+    if len(tracks) <= 16:
+        for t in tracks:
             rows.append(
-                "  (s starting, r ready, R running, c closing, F finalizing, D done, "
-                "C cancelled, X failed, T timed-out)"
+                f"  {t.child.run:<10} {t.role:<9} {t.child.status:<10} "
+                f"turns {t.turns_done:<2} events {len(t.events):>6} "
+                f"{_rate(t):>9,.0f} events/s"
             )
-        text = ""
-        if self.lines:
-            text += f"\x1b[{self.lines}F"
-        text += "".join(f"\x1b[2K{row}\n" for row in rows)
-        self.out.write(text)
-        self.out.flush()
-        self.lines = len(rows)
+    else:
+        letters = "".join(_LETTER.get(t.child.status, "?") for t in tracks)
+        for i in range(0, len(letters), 64):
+            rows.append("  " + letters[i : i + 64])
+        rows.append(
+            "  (s starting, r ready, R running, c closing, F finalizing, D done, C cancelled, X failed, T timed-out)"
+        )
+    progress.show(rows)
 
 
 def _check_injection(t: _Track) -> list[str]:
@@ -307,7 +290,7 @@ def run_demo(
     with Hub() as hub:
         tracks: list[_Track] = []
         by_child: dict[int, _Track] = {}
-        progress = _Progress(out, tracks, live, interval, children)
+        progress = Progress(out, live=live, plain=True, interval=interval)
         timed_out = False
         delay = hub.min_sleep
         while len(tracks) < children or not hub.finished:
@@ -337,7 +320,7 @@ def run_demo(
             for track in tracks:
                 track.bytes = track.child.channel.offset
             _close_idle(tracks)
-            progress.update()
+            _show_progress(progress, tracks, children)
             if time.monotonic() - started > timeout:
                 timed_out = True
                 break
@@ -348,7 +331,7 @@ def run_demo(
                 delay = min(delay * 2, hub.max_sleep)
         seconds = time.monotonic() - started
         cpu = time.process_time() - cpu_started
-        progress.update(force=True)
+        _show_progress(progress, tracks, children, force=True)
         checks = _check(tracks)
         rejections = len(checks[0][2])
         if timed_out:
@@ -360,7 +343,7 @@ def run_demo(
                     [f"{len(hub.active)} children still running after {timeout:g} s"],
                 ),
             )
-        events, nbytes = progress.totals()
+        events, nbytes = _totals(tracks)
         report = DemoReport(
             children=children,
             seconds=seconds,
