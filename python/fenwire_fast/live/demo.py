@@ -292,7 +292,7 @@ def run_demo(
         by_child: dict[int, _Track] = {}
         progress = Progress(out, live=live, plain=True, interval=interval)
         timed_out = False
-        delay = hub.min_sleep
+        backoff = hub.backoff()
         while len(tracks) < children or not hub.finished:
             if len(tracks) < children:
                 # one spawn per tick: the children already running keep being drained and driven
@@ -325,10 +325,9 @@ def run_demo(
                 timed_out = True
                 break
             if batch or len(tracks) < children:
-                delay = hub.min_sleep
+                backoff.reset()
             else:
-                time.sleep(delay)
-                delay = min(delay * 2, hub.max_sleep)
+                backoff.sleep()
         seconds = time.monotonic() - started
         cpu = time.process_time() - cpu_started
         _show_progress(progress, tracks, children, force=True)
