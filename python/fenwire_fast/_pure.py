@@ -54,8 +54,6 @@ _INT_MIN = -(2**63)
 _INT_MAX = 2**64 - 1
 _U64_MAX = 2**64 - 1
 
-_ENVELOPE_KEYS = ("v", "seq", "type", "run")
-
 
 def _kind_name(value: object) -> str:
     """The JSON kind of a value, with its article, for reason texts."""

@@ -24,7 +24,6 @@ from .mock_agent import MockConfig, check_transcript, final_text
 
 __all__ = ["run_demo", "DemoReport", "default_config", "paced_config"]
 
-ROLES = ("finalize", "cancel", "steer", "follow-up", "plain")
 _LETTER = {
     "starting": "s",
     "ready": "r",
