@@ -2,7 +2,7 @@
 
 Every name here has a twin in the Rust extension ``fenwire_fast._native`` with the same signature
 and the same result for every input (docs/backend-boundary.md). JSON is read and written by orjson,
-whose strict dialect is the project's (DESIGN §3).
+whose strict dialect and float formatting are the wire's; the Rust backend matches them.
 """
 
 from __future__ import annotations
@@ -574,7 +574,7 @@ class Framer:
 
 
 class Receiver:
-    """Decodes incoming lines and enforces strictly increasing ``seq`` (DESIGN §3)."""
+    """Decodes incoming lines and enforces strictly increasing ``seq`` (a line that does not increase it is ``out-of-order``)."""
 
     __slots__ = ("direction", "seq", "_framer")
 

@@ -1,4 +1,4 @@
-"""The child presenter's behaviours (DESIGN §7), each against a real child process.
+"""The child presenter's behaviours, each against a real child process.
 
 All scenarios run concurrently in one module fixture; each test then checks one outcome.
 """

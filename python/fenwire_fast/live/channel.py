@@ -1,7 +1,7 @@
-"""The parent's channel over a child's two files (DESIGN §8).
+"""The parent's channel over a child's two files.
 
 :class:`Channel` stamps and appends controls, drains events through a receiver, and mirrors the
-run's state from the events alone, exactly as the reference's subagent channel does: ``ready``
+run's state from the events alone: ``ready``
 moves ``starting`` to ``ready``; each acknowledged control applies ``session.decide`` (rejections
 change nothing); ``turn-started`` moves ``ready`` to ``running``; ``turn-complete`` applies
 ``session.advance(..., "turn-done")`` unless that would end the run; ``exit`` sets the final status.

@@ -1,4 +1,4 @@
-"""Many live children in one parent (DESIGN §8).
+"""Many live children in one parent.
 
 A :class:`Hub` polls its children round-robin: each tick gives every unfinished child one bounded
 read (its channel's ``max_bytes``, 64 KiB by default) so a chatty child cannot starve the others,

@@ -1,4 +1,4 @@
-"""Starting and supervising live children (DESIGN §8).
+"""Starting and supervising live children.
 
 :func:`spawn` makes a private directory (mode 0700) holding the control and event files (created
 with ``O_EXCL``, mode 0600) and a log of the child's stdout/stderr, writes the first ``prompt``
