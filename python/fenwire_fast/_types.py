@@ -19,14 +19,11 @@ __all__ = [
     "EVENT_STRING_BYTES",
     "EVENT_TABLE_ENTRIES",
     "EVENT_MAX_DEPTH",
-    "DIRECTIONS",
     "REJECTION_CODES",
     "DISPLAY_EVENT_TYPES",
     "LIFECYCLE_EVENT_TYPES",
     "EVENT_TYPES",
     "CONTROL_TYPES",
-    "EXIT_STATUSES",
-    "ACK_STATUSES",
     "Rejection",
     "is_event_type",
     "is_control_type",
@@ -43,8 +40,6 @@ EVENT_PAYLOAD_BYTES: Final = 12 * 1024
 EVENT_STRING_BYTES: Final = 4 * 1024
 EVENT_TABLE_ENTRIES: Final = 64
 EVENT_MAX_DEPTH: Final = 8
-
-DIRECTIONS: Final = ("event", "control")
 
 REJECTION_CODES: Final = (
     "malformed",
@@ -81,8 +76,6 @@ DISPLAY_EVENT_TYPES: Final = frozenset(
 LIFECYCLE_EVENT_TYPES: Final = frozenset({"ready", "turn-started", "turn-complete", "control-ack", "result", "exit"})
 EVENT_TYPES: Final = DISPLAY_EVENT_TYPES | LIFECYCLE_EVENT_TYPES
 CONTROL_TYPES: Final = frozenset({"prompt", "steer", "follow-up", "finalize", "cancel", "close"})
-EXIT_STATUSES: Final = ("done", "cancelled", "failed", "timed-out")
-ACK_STATUSES: Final = ("accepted", "rejected", "applied")
 
 
 def is_event_type(value: object) -> bool:

@@ -6,60 +6,34 @@
   Memory stays bounded whatever the file's size; a progress line is shown on a terminal.
 - ``fenwire child``: run an agent as a live child over two files (see ``fenwire child --help``).
 - ``fenwire demo``: a parent driving many live mock children (see ``fenwire demo --help``).
+
+``check`` needs only the codec; ``child`` and ``demo`` import :mod:`fenwire_fast.live` when they run.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
 import sys
-import time
 from collections import Counter
-from collections.abc import Sequence
-from typing import IO
+from collections.abc import Mapping, Sequence
+from typing import IO, TYPE_CHECKING
 
 from . import IMPLEMENTATION, Framer, Receiver, __version__
+from .progress import Progress
 
-__all__ = ["main", "check_file"]
+if TYPE_CHECKING:  # the live layer is imported only when `child` or `demo` runs
+    from .live.agent import Agent
+
+__all__ = ["main", "check_file", "child_main", "demo_main", "build_child_parser"]
 
 CHUNK_BYTES = 1 << 20
 
 
 def _version_text() -> str:
     return f"fenwire_fast {__version__} ({IMPLEMENTATION} backend)"
-
-
-class _Progress:
-    """A one-line progress display on a terminal; silent elsewhere."""
-
-    def __init__(self, stream: IO[str], total: int, enabled: bool) -> None:
-        self.stream = stream
-        self.total = total
-        self.enabled = enabled
-        self.started = time.monotonic()
-        self.last = 0.0
-        self.shown = False
-
-    def update(self, done: int, lines: int, force: bool = False) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if not force and now - self.last < 0.2:
-            return
-        self.last = now
-        elapsed = max(now - self.started, 1e-9)
-        pct = 100.0 * done / self.total if self.total else 100.0
-        self.stream.write(
-            f"\r{done / 1e6:,.1f} / {self.total / 1e6:,.1f} MB ({pct:5.1f} %)  "
-            f"{lines:,} lines  {done / 1e6 / elapsed:,.1f} MB/s "
-        )
-        self.stream.flush()
-        self.shown = True
-
-    def clear(self) -> None:
-        if self.shown:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
 
 
 def check_file(
@@ -87,7 +61,7 @@ def check_file(
     with open(path, "rb") as handle:
         total = os.fstat(handle.fileno()).st_size
         show = progress if progress is not None else err.isatty()
-        meter = _Progress(err, total, show)
+        meter = Progress(err, live=show)
         while True:
             chunk = handle.read(CHUNK_BYTES)
             at_end = not chunk
@@ -106,12 +80,24 @@ def check_file(
                     if not quiet:
                         meter.clear()
                         out.write(f"{path}:{lineno}: {rejection.code}: {rejection.reason}\n")
-            meter.update(min(done, total), lineno)
+            _show_check_progress(meter, min(done, total), total, lineno)
             if at_end:
                 break
-        meter.update(total, lineno, force=True)
+        _show_check_progress(meter, total, total, lineno, force=True)
         meter.clear()
     return lineno, codes
+
+
+def _show_check_progress(meter: Progress, done: int, total: int, lines: int, force: bool = False) -> None:
+    """``12.3 / 45.6 MB ( 27.0 %)  1,234 lines  56.7 MB/s``."""
+    if not meter.due(force):
+        return
+    pct = 100.0 * done / total if total else 100.0
+    meter.show(
+        [
+            f"{done / 1e6:,.1f} / {total / 1e6:,.1f} MB ({pct:5.1f} %)  {lines:,} lines  {done / 1e6 / meter.elapsed():,.1f} MB/s"
+        ]
+    )
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
@@ -125,6 +111,200 @@ def _cmd_check(args: argparse.Namespace) -> int:
     summary = f"{args.file}: {lines} lines, {rejected} rejected"
     print(summary + (f" ({detail})" if detail else ""))
     return 1 if rejected else 0
+
+
+# ---------------------------------------------------------------------------------------------
+# fenwire child
+
+
+class _Fail(Exception):
+    """A setup problem reported on stderr (exit 1, no traceback)."""
+
+
+_MOCK_FLAGS: Sequence[tuple[str, type, str]] = (
+    ("steps", int, "model steps per turn"),
+    ("deltas", int, "text deltas per step"),
+    ("delta-bytes", int, "bytes per delta"),
+    ("thinking", int, "thinking deltas per step"),
+    ("tools", int, "tool calls per step (all steps but the last)"),
+    ("tool-result-bytes", int, "bytes of each tool result"),
+    ("delay", float, "seconds to wait before each delta"),
+    ("final-bytes", int, "bytes of the final answer"),
+    ("fail-step", int, "raise in this step (counted across the run; 0 = never)"),
+    ("hang-step", int, "hang the first tool of this step"),
+    ("hang", str, "how the tool hangs: yield (cancellable) or block"),
+    ("hang-seconds", float, "how long a hang lasts"),
+    ("exit-step", int, "exit the process abruptly in this step"),
+    ("exit-code", int, "the code of that abrupt exit"),
+    ("unwind-delay", float, "seconds an interrupted turn takes to unwind"),
+)
+
+
+def build_child_parser() -> argparse.ArgumentParser:
+    """The ``fenwire child`` argument parser."""
+    parser = argparse.ArgumentParser(
+        prog="fenwire child",
+        description="Run an agent as a live child over the Fen wire protocol. The control and event "
+        "files come from FEN_WIRE_CONTROL_PATH and FEN_WIRE_EVENT_PATH; FEN_WIRE_RUN_ID and "
+        "FEN_WIRE_DEADLINE are optional. Without --agent the built-in scripted mock agent runs; its "
+        "knobs come from FENWIRE_MOCK (a JSON object) and the flags below.",
+    )
+    parser.add_argument(
+        "--agent", metavar="MODULE:FACTORY", help="load the agent from this factory instead of the mock"
+    )
+    parser.add_argument(
+        "--agent-config", metavar="JSON", help="a JSON object passed to the factory as its only argument"
+    )
+    parser.add_argument("--print", dest="print_", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--prompt-file", help=argparse.SUPPRESS)
+    mock = parser.add_argument_group("mock agent knobs")
+    for name, kind, help_text in _MOCK_FLAGS:
+        mock.add_argument(f"--{name}", type=kind, default=None, help=help_text)
+    return parser
+
+
+def _env(environ: Mapping[str, str], name: str) -> str | None:
+    value = environ.get(name)
+    return value if value else None
+
+
+def _make_agent(args: argparse.Namespace, environ: Mapping[str, str]) -> Agent:
+    """The agent ``fenwire child`` runs: ``--agent``'s factory, or the mock with its knobs."""
+    from .live.agent import AgentLoadError, load_agent
+    from .live.mock_agent import ConfigError, MockAgent, config_from_env, config_from_mapping
+
+    flags = {name: getattr(args, name.replace("-", "_")) for name, _, _ in _MOCK_FLAGS}
+    flags = {k: v for k, v in flags.items() if v is not None}
+    if args.agent:
+        if flags:
+            raise _Fail(f"mock knobs (--{next(iter(flags))}) cannot be used with --agent")
+        config = None
+        if args.agent_config is not None:
+            try:
+                config = json.loads(args.agent_config)
+            except ValueError as exc:
+                raise _Fail(f"--agent-config is not valid JSON: {exc}") from None
+        try:
+            return load_agent(args.agent, config)
+        except AgentLoadError as exc:
+            raise _Fail(str(exc)) from None
+    if args.agent_config is not None:
+        raise _Fail("--agent-config needs --agent")
+    try:
+        return MockAgent(config_from_mapping(flags, config_from_env(environ)))
+    except ConfigError as exc:
+        raise _Fail(str(exc)) from None
+
+
+def child_main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
+    """``fenwire child``: run one live child; returns the exit code (0 only after ``exit done``)."""
+    env = os.environ if environ is None else environ
+    from .live.child import Presenter
+
+    args = build_child_parser().parse_args(list(argv) if argv is not None else None)
+    try:
+        if args.print_ or args.prompt_file is not None:
+            raise _Fail(
+                "--print and --prompt-file cannot be used with a live child; the task arrives as the first prompt"
+            )
+        control = _env(env, "FEN_WIRE_CONTROL_PATH")
+        events = _env(env, "FEN_WIRE_EVENT_PATH")
+        missing = [n for n, v in (("FEN_WIRE_CONTROL_PATH", control), ("FEN_WIRE_EVENT_PATH", events)) if v is None]
+        if missing:
+            raise _Fail(
+                f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} required "
+                "(FEN_WIRE_CONTROL_PATH and FEN_WIRE_EVENT_PATH name the control and event files)"
+            )
+        run = _env(env, "FEN_WIRE_RUN_ID") or "run"
+        deadline: float | None = None
+        raw_deadline = _env(env, "FEN_WIRE_DEADLINE")
+        if raw_deadline is not None:
+            try:
+                deadline = float(raw_deadline)
+            except ValueError:
+                deadline = math.nan
+            if math.isnan(deadline):
+                raise _Fail(f"FEN_WIRE_DEADLINE must be a Unix time in seconds, not {raw_deadline!r}")
+        agent = _make_agent(args, env)
+        assert control is not None and events is not None
+        try:
+            presenter = Presenter(agent, control_path=control, event_path=events, run=run, deadline=deadline)
+        except OSError as exc:
+            raise _Fail(f"cannot open {exc.filename or events}: {exc.strerror or exc}") from None
+    except _Fail as exc:
+        print(f"fenwire child: {exc}", file=sys.stderr)
+        return 1
+    return presenter.run_loop()
+
+
+# ---------------------------------------------------------------------------------------------
+# fenwire demo
+
+
+def demo_main(argv: Sequence[str] | None = None) -> int:
+    """``fenwire demo``: returns 0 when every check passes, 1 otherwise."""
+    from .live.demo import default_config, paced_config, run_demo
+
+    parser = argparse.ArgumentParser(
+        prog="fenwire demo",
+        description="Spawn live mock children, steer, follow up, finalize and cancel some, drain them "
+        "all, and check that every event arrived exactly once and in order.",
+    )
+    parser.add_argument("--children", type=int, default=8, help="how many children (default 8)")
+    parser.add_argument("--steps", type=int, default=3, help="model steps per turn (default 3)")
+    parser.add_argument(
+        "--deltas",
+        type=int,
+        default=1000,
+        help="text deltas per step of the children left alone, which run at full speed (default 1000)",
+    )
+    parser.add_argument(
+        "--paced-deltas",
+        type=int,
+        default=20,
+        help="text deltas per step of the children that get controls mid-turn (default 20)",
+    )
+    parser.add_argument(
+        "--delay", type=float, default=0.005, help="seconds before each delta of those paced children (default 0.005)"
+    )
+    parser.add_argument("--delta-bytes", type=int, default=24, help="bytes per delta (default 24)")
+    parser.add_argument("--final-bytes", type=int, default=200, help="bytes of each final answer (default 200)")
+    parser.add_argument("--timeout", type=float, default=50.0, help="give up after this many seconds")
+    parser.add_argument("--plain", action="store_true", help="plain progress lines even on a terminal")
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    if args.children < 1:
+        parser.error("--children must be at least 1")
+    if args.steps < 2:
+        parser.error("--steps must be at least 2 (finalize and cancel happen mid-turn)")
+    if args.deltas < 2 or args.paced_deltas < 2:
+        parser.error("--deltas and --paced-deltas must be at least 2")
+    try:
+        config = default_config(args.steps, args.deltas, args.delta_bytes, args.final_bytes)
+        paced = paced_config(config, args.paced_deltas, args.delay)
+        paced.check()
+    except ValueError as exc:
+        parser.error(str(exc))
+    try:
+        report = run_demo(
+            args.children, config=config, paced=paced, timeout=args.timeout, live=False if args.plain else None
+        )
+    except KeyboardInterrupt:
+        print("fenwire demo: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # e.g. piped into head: the children were cleaned up on the way out
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the interpreter's final flush
+        except OSError:
+            pass
+        return 1
+    except OSError as exc:
+        print(f"fenwire demo: {exc}", file=sys.stderr)
+        return 1
+    return 0 if report.ok else 1
+
+
+# ---------------------------------------------------------------------------------------------
+# fenwire
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -144,12 +324,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``fenwire`` command; returns the exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] == "child":
-        from .child import main as child_main
-
         return child_main(args_list[1:])
     if args_list and args_list[0] == "demo":
-        from .demo import main as demo_main
-
         return demo_main(args_list[1:])
     parser = _build_parser()
     args = parser.parse_args(args_list)

@@ -1,6 +1,6 @@
-"""Reading lines from append-only JSONL files (DESIGN §4).
+"""Reading lines from append-only JSONL files.
 
-- :class:`LineReader` tails a file with the reference's exact ``read-lines!`` semantics: at most one
+- :class:`LineReader` tails a file: at most one
   read of ``max_bytes`` and ``max_lines`` lines per call, only newline-terminated lines are
   consumed, an unterminated line of ``max_bytes`` or more is reported once (as its first
   ``max_bytes`` bytes, so ``decode`` rejects it as ``too-large``) and skipped up to its newline.
@@ -83,7 +83,7 @@ class LineReader:
     """Tail an append-only file, returning raw lines (``bytes``, no newline, ``\\r`` kept).
 
     The file is opened once and kept open (a replaced file keeps being read through the old
-    handle, as in the reference).
+    handle).
     """
 
     def __init__(

@@ -1,6 +1,6 @@
-"""``normalize``: turn an agent's display event into a wire-safe event (DESIGN §5, §9.4).
+"""``normalize``: turn an agent's display event into a wire-safe event.
 
-It follows the reference's per-type table (``fen.util.wire.normalize``) with our fixes:
+Each display type keeps its own fields (a per-type table), and:
 
 - total: any input (non-dict events, non-dict results, nulls, numbers, huge or deep values, objects
   JSON cannot carry) gives a valid event and never raises; an event whose type is not a display

@@ -1,6 +1,6 @@
-"""The run state machine (DESIGN §6): ``decide``, ``advance`` and ``is_terminal``.
+"""The run state machine: ``decide``, ``advance`` and ``is_terminal``.
 
-These are exactly the reference's tables (``fen.util.wire_session``), reasons included: the reasons
+The tables are the protocol's, reasons included: the reasons
 reach the parent in ``control-ack`` lines. Every answer is an immutable value and nothing here
 raises: an unknown state or control decides ``rejected`` with a "no transition" reason, an unknown
 internal event advances to ``None``, and ``is_terminal`` of an unknown state is false.

@@ -1,4 +1,4 @@
-"""Text primitives for transport bounds (DESIGN §5): every cut is UTF-8 safe and within its budget.
+"""Text primitives for transport bounds: every cut is UTF-8 safe and within its budget.
 
 ``utf8_prefix``, ``truncate_line`` and ``scrub`` come from the selected backend; ``first_line`` is
 plain Python.

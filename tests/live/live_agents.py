@@ -6,7 +6,7 @@ import os
 import signal
 from typing import Any
 
-from fenwire_fast.agent import TurnContext, TurnGenerator, TurnInput, TurnInterrupted, TurnResult, Wait
+from fenwire_fast.live.agent import TurnContext, TurnGenerator, TurnInput, TurnInterrupted, TurnResult, Wait
 
 
 class EchoAgent:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import fenwire_fast
-from fenwire_fast.spawn import LiveChild, spawn
+from fenwire_fast.live.spawn import LiveChild, spawn
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -33,7 +33,7 @@ Script = Callable[["Ctx"], Generator[Condition, None, None]]
 def package_path() -> list[str]:
     """``[PACKAGE_ROOT]`` when children need it on PYTHONPATH (a source tree), else ``[]`` (an
     installed package: prepending site-packages could shadow the standard library)."""
-    from fenwire_fast.spawn import _on_default_path
+    from fenwire_fast.live.spawn import _on_default_path
 
     return [] if _on_default_path(str(PACKAGE_ROOT)) else [str(PACKAGE_ROOT)]
 

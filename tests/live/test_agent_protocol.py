@@ -1,4 +1,4 @@
-"""The agent protocol (fenwire_fast.agent) as seen through the wire, with small custom agents
+"""The agent protocol (fenwire_fast.live.agent) as seen through the wire, with small custom agents
 (tests/live/live_agents.py) loaded by real children with ``--agent``."""
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def test_a_plain_iterable_turn_works(out: dict[str, Outcome]) -> None:
 def test_the_finalize_turn_is_tool_free_and_gets_the_default_note(out: dict[str, Outcome]) -> None:
     o = out["finalize-echo"]
     assert o.status == "done", o.describe()
-    from fenwire_fast.child import DEFAULT_FINALIZE_NOTE
+    from fenwire_fast.live.child import DEFAULT_FINALIZE_NOTE
 
     result = o.child.channel.result
     assert result is not None

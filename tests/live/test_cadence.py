@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fenwire_fast import child as child_module
-from fenwire_fast.child import BUSY_TICK, IDLE_TICK, Presenter
-from fenwire_fast.mock_agent import MockAgent, MockConfig
+from fenwire_fast.live.child import BUSY_TICK, IDLE_TICK, Presenter
+from fenwire_fast.live.child import presenter as presenter_module
+from fenwire_fast.live.mock_agent import MockAgent, MockConfig
 
 
 def _line(seq: int, type_: str, **payload: Any) -> bytes:
@@ -29,10 +29,10 @@ def test_sleeps_follow_the_cadence(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     presenter: Presenter
 
     def fake_sleep(seconds: float) -> None:
-        sleeps.append((seconds, presenter._turn is not None))
+        sleeps.append((seconds, presenter.turns.current is not None))
         real_sleep(min(seconds, 0.01))  # keep the test fast
 
-    monkeypatch.setattr(child_module.time, "sleep", fake_sleep)
+    monkeypatch.setattr(presenter_module.time, "sleep", fake_sleep)
     presenter = Presenter(
         MockAgent(MockConfig(steps=2, deltas=5, delay=0.05)), control_path=str(control), event_path=str(events)
     )
@@ -74,7 +74,7 @@ def test_idle_sleep_stops_at_the_deadline(tmp_path: Path, monkeypatch: pytest.Mo
         sleeps.append(seconds)
         real_sleep(seconds)
 
-    monkeypatch.setattr(child_module.time, "sleep", fake_sleep)
+    monkeypatch.setattr(presenter_module.time, "sleep", fake_sleep)
     presenter = Presenter(
         MockAgent(),
         control_path=str(tmp_path / "c.jsonl"),

@@ -1,4 +1,4 @@
-"""The child presenter's behaviours (DESIGN §7), each against a real child process.
+"""The child presenter's behaviours, each against a real child process.
 
 All scenarios run concurrently in one module fixture; each test then checks one outcome.
 """
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from fenwire_fast import MAX_LINE_BYTES
-from fenwire_fast.mock_agent import check_transcript, config_from_mapping, final_text
+from fenwire_fast.live.mock_agent import check_transcript, config_from_mapping, final_text
 from live_harness import Ctx, Outcome, Scenario, python_child_command, run_scenarios, seen
 
 LONG = {"steps": 2, "deltas": 30, "delay": 0.01, "tools": 1}

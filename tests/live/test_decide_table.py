@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 import pytest
-from fenwire_fast.mock_agent import check_transcript, config_from_mapping
+from fenwire_fast.live.mock_agent import check_transcript, config_from_mapping
 from live_harness import Ctx, Outcome, Scenario, run_scenarios, seen, wall_clock
 
 CONTROLS = ("prompt", "steer", "follow-up", "finalize", "cancel", "close")

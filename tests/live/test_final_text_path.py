@@ -1,4 +1,4 @@
-"""The parent's handling of ``final-text-path`` (DESIGN §8): read, then remove; refuse anything
+"""The parent's handling of ``final-text-path``: read, then remove; refuse anything
 that is not a private regular file of ours in the run's directory, and say so."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fenwire_fast.channel import Channel
+from fenwire_fast.live.channel import Channel
 
 FULL = "Ünïcödé answer: " + "x" * 70_000
 CUT = FULL[:1000]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 
 from fenwire_fast import session
-from fenwire_fast.spawn import spawn
+from fenwire_fast.live.spawn import spawn
 
 SCRIPTED = r"""
 import json, os, time

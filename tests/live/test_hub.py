@@ -9,8 +9,8 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from fenwire_fast.hub import Hub
-from fenwire_fast.mock_agent import check_transcript, config_from_mapping
+from fenwire_fast.live.hub import Hub
+from fenwire_fast.live.mock_agent import check_transcript, config_from_mapping
 from live_harness import child_env
 
 MOCK = {"steps": 2, "deltas": 20, "tools": 1}

@@ -1,4 +1,4 @@
-"""Starting and supervising live children (DESIGN §8).
+"""Starting and supervising live children.
 
 :func:`spawn` makes a private directory (mode 0700) holding the control and event files (created
 with ``O_EXCL``, mode 0600) and a log of the child's stdout/stderr, writes the first ``prompt``
@@ -7,7 +7,7 @@ with ``O_EXCL``, mode 0600) and a log of the child's stdout/stderr, writes the f
 that speaks the protocol can be the child; the default is this package's own
 ``python -m fenwire_fast child``.
 
-:class:`LiveChild` wraps the process and its :class:`~fenwire_fast.channel.Channel`. Its
+:class:`LiveChild` wraps the process and its :class:`~fenwire_fast.live.channel.Channel`. Its
 :meth:`LiveChild.poll` drains events and runs the **kill-after-grace backstop**: ``grace`` seconds
 after the ``exit`` line, after sending ``cancel``, or after the deadline, a child that is still
 running gets SIGTERM, and SIGKILL ``term_grace`` seconds later. A channel error (version mismatch,
@@ -36,7 +36,7 @@ __all__ = ["spawn", "LiveChild", "child_command", "DEFAULT_GRACE", "DEFAULT_TERM
 
 DEFAULT_GRACE = 3.0
 DEFAULT_TERM_GRACE = 1.0
-_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _on_default_path(directory: str) -> bool:

@@ -1,4 +1,4 @@
-"""Many live children in one parent (DESIGN §8).
+"""Many live children in one parent.
 
 A :class:`Hub` polls its children round-robin: each tick gives every unfinished child one bounded
 read (its channel's ``max_bytes``, 64 KiB by default) so a chatty child cannot starve the others,
@@ -17,6 +17,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+from .backoff import Backoff
 from .spawn import LiveChild, spawn
 
 __all__ = ["Hub"]
@@ -33,13 +34,17 @@ class Hub:
         self.max_sleep = max_sleep
         self._next = 0
 
+    def backoff(self) -> Backoff:
+        """The sleep between ticks that bring nothing: ``min_sleep`` doubling up to ``max_sleep``."""
+        return Backoff(self.min_sleep, self.max_sleep)
+
     def add(self, child: LiveChild) -> LiveChild:
         """Adopt a child started elsewhere."""
         self.children.append(child)
         return child
 
     def spawn(self, prompt: str | None = None, *, run: str | None = None, **kwargs: Any) -> LiveChild:
-        """:func:`~fenwire_fast.spawn.spawn` a child (``run`` defaults to ``child-N``) and adopt it."""
+        """:func:`~fenwire_fast.live.spawn.spawn` a child (``run`` defaults to ``child-N``) and adopt it."""
         name = run if run is not None else f"child-{len(self.children) + 1}"
         return self.add(spawn(prompt, run=name, **kwargs))
 
@@ -73,29 +78,27 @@ class Hub:
 
     def __iter__(self) -> Iterator[Item]:
         """Yield ``(child, event)`` as events arrive, until every child has finished."""
-        delay = self.min_sleep
+        backoff = self.backoff()
         while not self.finished:
             batch = self.poll()
             if batch:
-                delay = self.min_sleep
+                backoff.reset()
                 yield from batch
             else:
-                time.sleep(delay)
-                delay = min(delay * 2, self.max_sleep)
+                backoff.sleep()
 
     async def stream(self) -> AsyncIterator[Item]:
         """The asyncio twin of iterating the hub: polls between ``await asyncio.sleep`` calls."""
-        delay = self.min_sleep
+        backoff = self.backoff()
         while not self.finished:
             batch = self.poll()
             if batch:
-                delay = self.min_sleep
+                backoff.reset()
                 for item in batch:
                     yield item
                 await asyncio.sleep(0)
             else:
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, self.max_sleep)
+                await backoff.sleep_async()
 
     def __aiter__(self) -> AsyncIterator[Item]:
         return self.stream()
@@ -103,15 +106,14 @@ class Hub:
     def wait(self, timeout: float | None = None) -> dict[str, str]:
         """Drain until every child has finished; return ``{run: status}``. Raises ``TimeoutError``."""
         end = None if timeout is None else time.monotonic() + timeout
-        delay = self.min_sleep
+        backoff = self.backoff()
         while not self.finished:
             if end is not None and time.monotonic() >= end:
                 raise TimeoutError(f"{len(self.active)} children still running after {timeout} s")
             if self.poll():
-                delay = self.min_sleep
+                backoff.reset()
             else:
-                time.sleep(delay)
-                delay = min(delay * 2, self.max_sleep)
+                backoff.sleep()
         return {c.run: c.status for c in self.children}
 
     async def wait_async(self, timeout: float | None = None) -> dict[str, str]:

@@ -1,32 +1,29 @@
 """``fenwire demo``: one parent driving many live mock children, end to end.
 
 It spawns ``--children`` children (default 8) running the scripted mock agent, each with its own
-prompt, and drives them through a :class:`~fenwire_fast.hub.Hub`: the first child is finalized
+prompt, and drives them through a :class:`~fenwire_fast.live.hub.Hub`: the first child is finalized
 mid-turn, the second cancelled mid-turn, and the rest take turns at being steered, followed up or
 left alone; every child that is still alive is closed once it is idle. Progress is shown live (a
 per-child table on a terminal, a plain line per second otherwise), and the summary reports events
 and bytes per second, rejections, every child's exit, and whether every event arrived exactly once
 and in order: ``seq`` continuity per child, the mock's deterministic script received exactly
-(:func:`fenwire_fast.mock_agent.check_transcript`), every control acknowledged exactly once, and each
+(:func:`fenwire_fast.live.mock_agent.check_transcript`), every control acknowledged exactly once, and each
 answer equal to the script's. The exit code is 0 only when every check passes.
 """
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
+from ..progress import Progress
 from .mock_agent import MockConfig, check_transcript, final_text
 
-__all__ = ["main", "run_demo", "DemoReport"]
+__all__ = ["run_demo", "DemoReport", "default_config", "paced_config"]
 
-ROLES = ("finalize", "cancel", "steer", "follow-up", "plain")
 _LETTER = {
     "starting": "s",
     "ready": "r",
@@ -152,62 +149,44 @@ def _rate(t: _Track) -> float:
     return len(t.events) / max(end - t.first_at, 1e-3)
 
 
-class _Progress:
-    def __init__(self, out: IO[str], tracks: list[_Track], live: bool, interval: float, total: int) -> None:
-        self.out = out
-        self.tracks = tracks
-        self.total = total
-        self.live = live
-        self.interval = interval
-        self.started = time.monotonic()
-        self.last = 0.0
-        self.lines = 0
+def _totals(tracks: list[_Track]) -> tuple[int, int]:
+    """Events and bytes received so far, over every child."""
+    return sum(len(t.events) for t in tracks), sum(t.bytes for t in tracks)
 
-    def totals(self) -> tuple[int, int]:
-        return sum(len(t.events) for t in self.tracks), sum(t.bytes for t in self.tracks)
 
-    def update(self, force: bool = False) -> None:
-        now = time.monotonic()
-        if not force and now - self.last < self.interval:
-            return
-        self.last = now
-        elapsed = max(now - self.started, 1e-9)
-        events, nbytes = self.totals()
-        counts = Counter(t.child.status for t in self.tracks)
-        states = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-        spawned = len(self.tracks)
-        count = f"{spawned}/{self.total}" if spawned < self.total else f"{spawned}"
-        head = (
-            f"[{elapsed:5.1f}s] {count} children: {states} | {events:,} events "
-            f"{nbytes / 1e6:.2f} MB | {events / elapsed:,.0f} events/s"
-        )
-        if not self.live:
-            self.out.write(head + "\n")
-            self.out.flush()
-            return
-        rows = [head]
-        if len(self.tracks) <= 16:
-            for t in self.tracks:
-                rows.append(
-                    f"  {t.child.run:<10} {t.role:<9} {t.child.status:<10} "
-                    f"turns {t.turns_done:<2} events {len(t.events):>6} "
-                    f"{_rate(t):>9,.0f} events/s"
-                )
-        else:
-            letters = "".join(_LETTER.get(t.child.status, "?") for t in self.tracks)
-            for i in range(0, len(letters), 64):
-                rows.append("  " + letters[i : i + 64])
+def _show_progress(progress: Progress, tracks: list[_Track], total: int, force: bool = False) -> None:
+    """A head line (children by status, events, bytes, rate) and, drawn live, a row per child
+    (up to 16 children) or a letter per child."""
+    if not progress.due(force):
+        return
+    elapsed = progress.elapsed()
+    events, nbytes = _totals(tracks)
+    counts = Counter(t.child.status for t in tracks)
+    states = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+    spawned = len(tracks)
+    count = f"{spawned}/{total}" if spawned < total else f"{spawned}"
+    rows = [
+        f"[{elapsed:5.1f}s] {count} children: {states} | {events:,} events "
+        f"{nbytes / 1e6:.2f} MB | {events / elapsed:,.0f} events/s"
+    ]
+    if not progress.live:
+        progress.show(rows)
+        return
+    if len(tracks) <= 16:
+        for t in tracks:
             rows.append(
-                "  (s starting, r ready, R running, c closing, F finalizing, D done, "
-                "C cancelled, X failed, T timed-out)"
+                f"  {t.child.run:<10} {t.role:<9} {t.child.status:<10} "
+                f"turns {t.turns_done:<2} events {len(t.events):>6} "
+                f"{_rate(t):>9,.0f} events/s"
             )
-        text = ""
-        if self.lines:
-            text += f"\x1b[{self.lines}F"
-        text += "".join(f"\x1b[2K{row}\n" for row in rows)
-        self.out.write(text)
-        self.out.flush()
-        self.lines = len(rows)
+    else:
+        letters = "".join(_LETTER.get(t.child.status, "?") for t in tracks)
+        for i in range(0, len(letters), 64):
+            rows.append("  " + letters[i : i + 64])
+        rows.append(
+            "  (s starting, r ready, R running, c closing, F finalizing, D done, C cancelled, X failed, T timed-out)"
+        )
+    progress.show(rows)
 
 
 def _check_injection(t: _Track) -> list[str]:
@@ -295,7 +274,7 @@ def run_demo(
 
     ``config`` is the script of the children left alone (default :func:`default_config`), ``paced``
     that of the children that get controls mid-turn (default :func:`paced_config` of ``config``)."""
-    from . import IMPLEMENTATION
+    from .. import IMPLEMENTATION
     from .hub import Hub
 
     out = out if out is not None else sys.stdout
@@ -310,9 +289,9 @@ def run_demo(
     with Hub() as hub:
         tracks: list[_Track] = []
         by_child: dict[int, _Track] = {}
-        progress = _Progress(out, tracks, live, interval, children)
+        progress = Progress(out, live=live, plain=True, interval=interval)
         timed_out = False
-        delay = hub.min_sleep
+        backoff = hub.backoff()
         while len(tracks) < children or not hub.finished:
             if len(tracks) < children:
                 # one spawn per tick: the children already running keep being drained and driven
@@ -340,18 +319,17 @@ def run_demo(
             for track in tracks:
                 track.bytes = track.child.channel.offset
             _close_idle(tracks)
-            progress.update()
+            _show_progress(progress, tracks, children)
             if time.monotonic() - started > timeout:
                 timed_out = True
                 break
             if batch or len(tracks) < children:
-                delay = hub.min_sleep
+                backoff.reset()
             else:
-                time.sleep(delay)
-                delay = min(delay * 2, hub.max_sleep)
+                backoff.sleep()
         seconds = time.monotonic() - started
         cpu = time.process_time() - cpu_started
-        progress.update(force=True)
+        _show_progress(progress, tracks, children, force=True)
         checks = _check(tracks)
         rejections = len(checks[0][2])
         if timed_out:
@@ -363,7 +341,7 @@ def run_demo(
                     [f"{len(hub.active)} children still running after {timeout:g} s"],
                 ),
             )
-        events, nbytes = progress.totals()
+        events, nbytes = _totals(tracks)
         report = DemoReport(
             children=children,
             seconds=seconds,
@@ -417,63 +395,3 @@ def _summary(out: IO[str], report: DemoReport, tracks: list[_Track], implementat
             w(f"         ... and {len(problems) - 10} more\n")
     w("PASS\n" if report.ok else "FAIL\n")
     out.flush()
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``fenwire demo``: returns 0 when every check passes, 1 otherwise."""
-    parser = argparse.ArgumentParser(
-        prog="fenwire demo",
-        description="Spawn live mock children, steer, follow up, finalize and cancel some, drain them "
-        "all, and check that every event arrived exactly once and in order.",
-    )
-    parser.add_argument("--children", type=int, default=8, help="how many children (default 8)")
-    parser.add_argument("--steps", type=int, default=3, help="model steps per turn (default 3)")
-    parser.add_argument(
-        "--deltas",
-        type=int,
-        default=1000,
-        help="text deltas per step of the children left alone, which run at full speed (default 1000)",
-    )
-    parser.add_argument(
-        "--paced-deltas",
-        type=int,
-        default=20,
-        help="text deltas per step of the children that get controls mid-turn (default 20)",
-    )
-    parser.add_argument(
-        "--delay", type=float, default=0.005, help="seconds before each delta of those paced children (default 0.005)"
-    )
-    parser.add_argument("--delta-bytes", type=int, default=24, help="bytes per delta (default 24)")
-    parser.add_argument("--final-bytes", type=int, default=200, help="bytes of each final answer (default 200)")
-    parser.add_argument("--timeout", type=float, default=50.0, help="give up after this many seconds")
-    parser.add_argument("--plain", action="store_true", help="plain progress lines even on a terminal")
-    args = parser.parse_args(list(argv) if argv is not None else None)
-    if args.children < 1:
-        parser.error("--children must be at least 1")
-    if args.steps < 2:
-        parser.error("--steps must be at least 2 (finalize and cancel happen mid-turn)")
-    if args.deltas < 2 or args.paced_deltas < 2:
-        parser.error("--deltas and --paced-deltas must be at least 2")
-    try:
-        config = default_config(args.steps, args.deltas, args.delta_bytes, args.final_bytes)
-        paced = paced_config(config, args.paced_deltas, args.delay)
-        paced.check()
-    except ValueError as exc:
-        parser.error(str(exc))
-    try:
-        report = run_demo(
-            args.children, config=config, paced=paced, timeout=args.timeout, live=False if args.plain else None
-        )
-    except KeyboardInterrupt:
-        print("fenwire demo: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:  # e.g. piped into head: the children were cleaned up on the way out
-        try:
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the interpreter's final flush
-        except OSError:
-            pass
-        return 1
-    except OSError as exc:
-        print(f"fenwire demo: {exc}", file=sys.stderr)
-        return 1
-    return 0 if report.ok else 1

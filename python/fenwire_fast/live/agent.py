@@ -1,4 +1,4 @@
-"""The agent protocol the child presenter drives (DESIGN §7).
+"""The agent protocol the child presenter drives.
 
 An *agent* runs turns. A turn is a generator: the presenter pulls it one item at a time, and every
 ``yield`` is a *cooperative yield point* where the presenter may read controls, write events and
@@ -67,7 +67,7 @@ class TurnInput:
 
     ``text`` is the user message; ``kind`` says where it came from (``prompt``, ``steer``,
     ``follow-up`` or ``finalize``); ``turn`` counts from 1 per run; ``tools`` is false for the
-    finalize turn, which must not call tools (the reference's ``tool-choice none``)."""
+    finalize turn, which must not call tools (the model is asked for a plain answer)."""
 
     text: str
     kind: str

@@ -1,7 +1,7 @@
-"""The parent's channel over a child's two files (DESIGN §8).
+"""The parent's channel over a child's two files.
 
 :class:`Channel` stamps and appends controls, drains events through a receiver, and mirrors the
-run's state from the events alone, exactly as the reference's subagent channel does: ``ready``
+run's state from the events alone: ``ready``
 moves ``starting`` to ``ready``; each acknowledged control applies ``session.decide`` (rejections
 change nothing); ``turn-started`` moves ``ready`` to ``running``; ``turn-complete`` applies
 ``session.advance(..., "turn-done")`` unless that would end the run; ``exit`` sets the final status.
@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import DRAIN_BYTE_BUDGET, Rejection, Sender, session
+from .. import DRAIN_BYTE_BUDGET, Rejection, Sender, session
 
 __all__ = ["Channel", "SentControl", "PollError", "SendError", "read_final_text", "MAX_FINAL_TEXT_BYTES"]
 
@@ -156,7 +156,7 @@ class Channel:
         final_text_dirs: Sequence[str] | None = None,
         protected_paths: Sequence[str] = (),
     ) -> None:
-        from .lines import Tailer
+        from ..lines import Tailer
 
         self.run = run
         self.control_path = os.fspath(control_path)
