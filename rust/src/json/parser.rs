@@ -24,7 +24,10 @@ pub(crate) fn classify(input: &[u8], e: SyntaxError) -> SyntaxError {
     e
 }
 
-pub(crate) fn parse_inner<S: Sink>(input: &[u8], sink: &mut S) -> Result<S::Value, ParseError<S::Error>> {
+pub(crate) fn parse_inner<S: Sink>(
+    input: &[u8],
+    sink: &mut S,
+) -> Result<S::Value, ParseError<S::Error>> {
     let mut p = Parser::new(input)?;
     p.skip_ws();
     if p.pos >= p.bytes.len() {
@@ -81,7 +84,10 @@ impl<'a> Parser<'a> {
         self.bytes.get(self.pos).copied()
     }
 
-    pub(crate) fn value<S: Sink>(&mut self, sink: &mut S) -> Result<S::Value, ParseError<S::Error>> {
+    pub(crate) fn value<S: Sink>(
+        &mut self,
+        sink: &mut S,
+    ) -> Result<S::Value, ParseError<S::Error>> {
         match self.peek() {
             None => syntax(SyntaxError::UnexpectedEnd),
             Some(b'"') => {
@@ -140,11 +146,17 @@ impl<'a> Parser<'a> {
     /// `threading.stack_size` set low) 1024 levels would overflow it, while orjson, which does
     /// not recurse, reads them. `stacker` moves the recursion to a heap segment when the stack
     /// runs low (a cheap check per container).
-    pub(crate) fn array<S: Sink>(&mut self, sink: &mut S) -> Result<S::Value, ParseError<S::Error>> {
+    pub(crate) fn array<S: Sink>(
+        &mut self,
+        sink: &mut S,
+    ) -> Result<S::Value, ParseError<S::Error>> {
         stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.array_inner(sink))
     }
 
-    pub(crate) fn object<S: Sink>(&mut self, sink: &mut S) -> Result<S::Value, ParseError<S::Error>> {
+    pub(crate) fn object<S: Sink>(
+        &mut self,
+        sink: &mut S,
+    ) -> Result<S::Value, ParseError<S::Error>> {
         stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.object_inner(sink))
     }
 
@@ -264,12 +276,14 @@ impl<'a> Parser<'a> {
     pub(crate) fn resolve(&self, loc: StrLoc) -> &str {
         match loc {
             // SAFETY: `string` returns a `Slice` only after it found every byte of it ASCII, or
-            // checked it with `simdutf8`; `string_escaped` validates `scratch` the same way
-            // before returning `Scratch`. Measured: validating each whole line up front instead
+            // checked it with `simdutf8`. Measured: validating each whole line up front instead
             // (to get a `&str` safely) was 3.3 % of `Receiver.feed`.
             StrLoc::Slice(start, end) => unsafe {
                 std::str::from_utf8_unchecked(&self.bytes[start..end])
             },
+            // SAFETY: `string_escaped` returns `Scratch` only after it found every copied byte
+            // ASCII or checked `scratch` with `simdutf8`; the characters it decodes from escapes
+            // are written with `char::encode_utf8`, which is always valid UTF-8.
             StrLoc::Scratch => unsafe { std::str::from_utf8_unchecked(&self.scratch) },
         }
     }

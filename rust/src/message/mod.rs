@@ -5,7 +5,7 @@
 //! Lines of a stream repeat their key order, so the key the previous message of the same type
 //! had at each position is tried first (one comparison instead of a hash lookup).
 
-use crate::json::parser::{is_empty_container, syntax, classify, PResult, Parser};
+use crate::json::parser::{classify, is_empty_container, syntax, PResult, Parser};
 use crate::json::{parse, NullSink, ParseError, RustSink, Sink, SyntaxError};
 use crate::schema::{short_eq, Fields, KeyId, Shape};
 
@@ -129,9 +129,7 @@ impl Parser<'_> {
         let (loc, ascii) = self.key_string()?;
         let s = self.resolve(loc);
         let known = KeyId::from_name(s);
-        let key = sink
-            .field_key(s, ascii, known)
-            .map_err(ParseError::Sink)?;
+        let key = sink.field_key(s, ascii, known).map_err(ParseError::Sink)?;
         self.colon()?;
         Ok((key, known))
     }

@@ -10,7 +10,9 @@ use super::repeated::RepeatedValues;
 use super::sink::{Members, PySink};
 use super::validate::parse_direction;
 use crate::codec::{decode_with, DecodeError};
-use crate::schema::{self, Code, Direction, Fields, MAX_LINE_BYTES, R_NOT_LINE, R_NOT_UTF8, R_TOO_LARGE};
+use crate::schema::{
+    self, Code, Direction, Fields, MAX_LINE_BYTES, R_NOT_LINE, R_NOT_UTF8, R_TOO_LARGE,
+};
 
 // ---------------------------------------------------------------------------------------------
 // decode / validate

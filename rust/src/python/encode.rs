@@ -118,9 +118,7 @@ impl Encoder {
 
     /// Serialise `value` like `orjson.dumps`, stopping at the first thing `_unencodable` names.
     fn value(&mut self, value: &Bound<'_, PyAny>, depth: usize) -> Result<(), EncodeError> {
-        stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || {
-            self.value_inner(value, depth)
-        })
+        stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.value_inner(value, depth))
     }
 
     fn value_inner(&mut self, value: &Bound<'_, PyAny>, depth: usize) -> Result<(), EncodeError> {

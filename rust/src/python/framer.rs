@@ -1,8 +1,8 @@
 //! The `Framer` class (splits a byte stream into lines, refusing lines over the cap) and the
 //! byte-argument check it shares with `Receiver.feed`.
 
-use pyo3::prelude::*;
 use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyInt, PyList, PyMemoryView};
 
 use crate::framer::Framer as CoreFramer;
@@ -12,7 +12,10 @@ use crate::schema::MAX_LINE_BYTES;
 // Framer and Receiver
 
 /// The bytes of a `feed` argument (bytes, bytearray or memoryview), else TypeError.
-pub(super) fn feed_bytes<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+pub(super) fn feed_bytes<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyBytes>> {
     if let Ok(b) = data.cast::<PyBytes>() {
         return Ok(b.clone());
     }

@@ -42,7 +42,11 @@ impl Interned {
 
     /// The cached string for a message type name, if it is one.
     #[inline]
-    pub(super) fn type_name<'py>(&self, py: Python<'py>, name: &str) -> Option<Bound<'py, PyString>> {
+    pub(super) fn type_name<'py>(
+        &self,
+        py: Python<'py>,
+        name: &str,
+    ) -> Option<Bound<'py, PyString>> {
         let i = schema::type_index(name)?;
         let n = schema::EVENT_TYPES.len();
         Some(if i < n {

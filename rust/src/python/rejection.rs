@@ -10,7 +10,10 @@ use crate::schema::{self, Code, FieldErrors, Fields};
 // ---------------------------------------------------------------------------------------------
 // Rejections
 
-pub(super) fn errors_tuple<'py>(py: Python<'py>, errors: &FieldErrors) -> PyResult<Bound<'py, PyTuple>> {
+pub(super) fn errors_tuple<'py>(
+    py: Python<'py>,
+    errors: &FieldErrors,
+) -> PyResult<Bound<'py, PyTuple>> {
     let items: Vec<Bound<'py, PyTuple>> = errors
         .iter()
         .map(|(f, m)| PyTuple::new(py, [PyString::new(py, f), PyString::new(py, m)]))
@@ -49,7 +52,10 @@ pub(super) fn make_rejection<'py>(
 }
 
 /// A core rejection (from decoded bytes, so its strings are plain UTF-8) as a Python object.
-pub(super) fn rejection_to_py<'py>(py: Python<'py>, r: &schema::Rejection) -> PyResult<Bound<'py, PyAny>> {
+pub(super) fn rejection_to_py<'py>(
+    py: Python<'py>,
+    r: &schema::Rejection,
+) -> PyResult<Bound<'py, PyAny>> {
     let c = interned(py)?;
     let text = |s: &Option<String>| -> Option<Bound<'py, PyAny>> {
         s.as_deref().map(|t| match c.type_name(py, t) {
@@ -68,7 +74,11 @@ pub(super) fn rejection_to_py<'py>(py: Python<'py>, r: &schema::Rejection) -> Py
     )
 }
 
-pub(super) fn bare_rejection<'py>(py: Python<'py>, code: Code, reason: &str) -> PyResult<Bound<'py, PyAny>> {
+pub(super) fn bare_rejection<'py>(
+    py: Python<'py>,
+    code: Code,
+    reason: &str,
+) -> PyResult<Bound<'py, PyAny>> {
     make_rejection(py, code, PyString::new(py, reason), None, None, None, None)
 }
 
@@ -84,11 +94,17 @@ pub(super) fn pair<'py>(
     )
 }
 
-pub(super) fn ok_pair<'py>(py: Python<'py>, value: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
+pub(super) fn ok_pair<'py>(
+    py: Python<'py>,
+    value: Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyTuple>> {
     pair(py, Some(value), None)
 }
 
-pub(super) fn rejected_pair<'py>(py: Python<'py>, rej: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
+pub(super) fn rejected_pair<'py>(
+    py: Python<'py>,
+    rej: Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyTuple>> {
     pair(py, None, Some(rej))
 }
 

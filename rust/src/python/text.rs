@@ -1,8 +1,8 @@
 //! The text primitives `utf8_prefix`, `truncate_line` and `scrub` over Python strs (lone
 //! surrogates included, through their generalized UTF-8), on top of [`crate::text`].
 
-use pyo3::prelude::*;
 use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyInt, PyString, PyTuple};
 
 use crate::text;
@@ -35,7 +35,10 @@ pub(super) fn surrogatepass<'py>(s: &Bound<'py, PyString>) -> PyResult<Bound<'py
         .cast_into::<PyBytes>()?)
 }
 
-pub(super) fn from_surrogatepass<'py>(py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyString>> {
+pub(super) fn from_surrogatepass<'py>(
+    py: Python<'py>,
+    bytes: &[u8],
+) -> PyResult<Bound<'py, PyString>> {
     Ok(PyBytes::new(py, bytes)
         .call_method1("decode", ("utf-8", "surrogatepass"))?
         .cast_into::<PyString>()?)

@@ -14,7 +14,12 @@ use crate::schema::{
 // ---------------------------------------------------------------------------------------------
 // Shapes of Python values (for validate / encode of dicts)
 
-pub(super) fn shape_of(value: &Bound<'_, PyAny>, id: Option<KeyId>, top: bool, fields: &mut Fields) -> Shape {
+pub(super) fn shape_of(
+    value: &Bound<'_, PyAny>,
+    id: Option<KeyId>,
+    top: bool,
+    fields: &mut Fields,
+) -> Shape {
     if value.is_none() {
         return Shape::Null;
     }

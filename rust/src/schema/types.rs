@@ -85,7 +85,6 @@ const fn make_schema(
     }
 }
 
-
 static TOOL_CALL: Schema = schema(
     &[K::Name],
     display!(
