@@ -87,6 +87,9 @@ pub enum MessageError<E> {
 
 /// Parse a line that should hold one JSON object. On success returns the built object and the
 /// shapes of its known top-level fields.
+// Inlined into its caller (decode_with): as a separate call it cost about 40 instructions a
+// line on `Receiver.feed` (callgrind).
+#[inline(always)]
 pub fn parse_message<S: MessageSink>(
     input: &[u8],
     sink: &mut S,

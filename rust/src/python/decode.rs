@@ -56,6 +56,7 @@ pub(super) fn line_bytes<'a, 'py>(
 }
 
 /// Decode bytes into a message (a dict) or a Python rejection, recording fields.
+#[inline(always)]
 pub(super) fn decode_bytes<'py>(
     py: Python<'py>,
     c: &Interned,

@@ -9,7 +9,7 @@
 //! One module per concern: raw CPython calls in [`ffi`], cached objects in [`interned`] and
 //! [`repeated`], object building in [`sink`], rejections in [`rejection`], the entry points in
 //! [`decode`], [`validate`], [`encode`] and [`text`], and the classes in [`sender`],
-//! [`receiver`] and [`framer`].
+//! [`receiver`] and [`framer`]; [`tables`] exposes the protocol tables to the tests.
 
 mod decode;
 mod encode;
@@ -21,6 +21,7 @@ mod rejection;
 mod repeated;
 mod sender;
 mod sink;
+mod tables;
 mod text;
 mod validate;
 
@@ -43,6 +44,7 @@ pub fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(text::utf8_prefix, m)?)?;
     m.add_function(wrap_pyfunction!(text::truncate_line, m)?)?;
     m.add_function(wrap_pyfunction!(text::scrub, m)?)?;
+    m.add_function(wrap_pyfunction!(tables::_tables, m)?)?;
     m.add_class::<sender::Sender>()?;
     m.add_class::<receiver::Receiver>()?;
     m.add_class::<framer::Framer>()?;

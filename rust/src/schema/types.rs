@@ -19,8 +19,27 @@ pub enum Kind {
     ExitStatus,
 }
 
+impl Kind {
+    /// The kind's name in `_schema.py`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::String => "string",
+            Kind::Boolean => "boolean",
+            Kind::Number => "number",
+            Kind::Integer => "integer",
+            Kind::Object => "object",
+            Kind::Pos => "pos",
+            Kind::Refs => "refs",
+            Kind::Any => "any",
+            Kind::AckStatus => "ack-status",
+            Kind::ExitStatus => "exit-status",
+        }
+    }
+}
+
 /// The payload schema of one message type.
 pub struct Schema {
+    // `required` and `fields` in `_schema.py`'s order (errors are reported in it).
     pub(crate) required: &'static [KeyId],
     pub(crate) fields: &'static [(KeyId, Kind)],
     pub(crate) is_ack: bool,
@@ -174,6 +193,18 @@ static FINALIZE: Schema = schema(&[], &[(K::Note, Kind::String)]);
 
 pub const ACK_STATUSES: [&str; 3] = ["accepted", "rejected", "applied"];
 pub const EXIT_STATUSES: [&str; 4] = ["done", "cancelled", "failed", "timed-out"];
+
+impl Schema {
+    /// The required field names, in order.
+    pub fn required(&self) -> impl ExactSizeIterator<Item = &'static str> {
+        self.required.iter().map(|k| k.name())
+    }
+
+    /// The fields and their kinds, in order.
+    pub fn fields(&self) -> impl ExactSizeIterator<Item = (&'static str, Kind)> {
+        self.fields.iter().map(|&(k, kind)| (k.name(), kind))
+    }
+}
 
 /// Declares the message types, events first, each with its payload schema: generates the
 /// [`MessageType`] enum (whose discriminant is the type's index), [`EVENT_TYPES`],
