@@ -11,6 +11,7 @@ Nothing in the codec raises on bad input: every call returns a ``Rejection`` ins
 from __future__ import annotations
 
 import os as _os
+from importlib import metadata as _metadata
 from typing import TYPE_CHECKING
 
 from ._types import (
@@ -34,7 +35,10 @@ from ._types import (
     is_event_type,
 )
 
-__version__ = "0.1.0"
+try:  # written once, in Cargo.toml: maturin copies it into the package's metadata
+    __version__: str = _metadata.version("fenwire_fast")
+except _metadata.PackageNotFoundError:  # imported from a source tree that is not installed
+    __version__ = "0+unknown"
 
 _NATIVE_IMPORT_ERROR: BaseException | None = None
 

@@ -1,6 +1,7 @@
 //! decode (bytes -> validated message) and the receiver's seq rules, over any [`Sink`].
 
-use crate::json::{parse_message, MessageError, Sink, SyntaxError};
+use crate::json::SyntaxError;
+use crate::message::{parse_message, MessageError, MessageSink};
 use crate::schema::{
     validate_fields, Code, Direction, Fields, Rejection, MAX_LINE_BYTES, R_DIRECTION, R_NOT_JSON,
     R_NOT_OBJECT, R_NOT_UTF8, R_TOO_LARGE,
@@ -15,7 +16,7 @@ pub enum DecodeError<E> {
 
 /// `_pure.decode` for a line given as bytes: too large, not UTF-8, not JSON, not an object,
 /// then validate. On success `fields` describes the message.
-pub fn decode_with<S: Sink>(
+pub fn decode_with<S: MessageSink>(
     line: &[u8],
     direction: Option<Direction>,
     sink: &mut S,

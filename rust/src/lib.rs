@@ -1,16 +1,26 @@
-//! `fenwire_fast._native`: the Rust backend of the Fen wire protocol codec.
+//! `fenwire_fast`: the Rust side of the Fen wire protocol codec.
 //!
-//! The pure-Rust core (`json`, `schema`, `codec`, `framer`, `text`) works on `&[u8]` and is
-//! tested with `cargo test`, no Python needed; `py` is the thin PyO3 layer that builds Python
-//! objects straight from the parser.
+//! The core works on `&[u8]`, needs no Python, and is tested with `cargo test`. Its modules follow
+//! the stages a line goes through:
+//!
+//! - [`framer`]: a byte stream split into lines, refusing lines over the cap;
+//! - [`json`]: a strict JSON parser (orjson's dialect) that builds values through a sink and
+//!   knows nothing of the protocol;
+//! - [`message`]: one line read as a protocol message, recording the shape of each known field;
+//! - [`schema`]: the protocol's tables (keys, types, payload schemas, codes, reasons) and the
+//!   validator;
+//! - [`codec`]: decode (bytes to a validated message or a rejection) and the receiver's seq rules;
+//! - [`text`]: the text primitives (UTF-8 prefixes, line truncation, scrubbing).
+//!
+//! With the `python` cargo feature (turned on by maturin), [`python`] is the PyO3 binding,
+//! `fenwire_fast._native`, which builds Python objects straight from the parser.
 
 pub mod codec;
 pub mod framer;
 pub mod json;
+pub mod message;
 pub mod schema;
 pub mod text;
 
-#[cfg(test)]
-mod tests;
-
-pub mod py;
+#[cfg(feature = "python")]
+pub mod python;

@@ -1,9 +1,9 @@
 //! Core tests that cut across modules: the JSON dialect (every fact measured against orjson),
 //! decode's check order and reasons, and the receiver's seq rules.
 
-use crate::codec::{decode_with, DecodeError, SeqState};
-use crate::json::{parse, Number, ParseError, RustSink, Value};
-use crate::schema::{Code, Direction, Fields, Rejection};
+use fenwire_fast::codec::{decode_with, DecodeError, SeqState};
+use fenwire_fast::json::{parse, Number, ParseError, RustSink, Value};
+use fenwire_fast::schema::{Code, Direction, Fields, Rejection};
 
 fn loads(input: &[u8]) -> Option<Value> {
     match parse(input, &mut RustSink) {

@@ -1,0 +1,84 @@
+//! Raw CPython calls on the hot path, where PyO3's safe wrappers measured slower: each `unsafe`
+//! block says why it is sound and what it saved.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+
+/// A Python str from text the parser found to be pure ASCII, copied straight into a new compact
+/// ASCII string object.
+///
+/// `PyString::new` would make CPython decode the UTF-8 again; this skips that re-validation,
+/// which measured about 8 % of `Receiver.feed` time on the delta stream (`ascii_decode` +
+/// `unicode_decode_utf8` in `perf`).
+#[inline]
+pub(super) fn ascii_string<'py>(py: Python<'py>, value: &str) -> PyResult<Bound<'py, PyAny>> {
+    debug_assert!(value.is_ascii());
+    let len = value.len();
+    // SAFETY: `PyUnicode_New(len, 127)` returns a new compact ASCII str (or NULL with an
+    // exception set) whose 1-byte data buffer holds `len` characters plus a NUL that CPython has
+    // already written; we copy exactly `len` bytes into it, all < 0x80 (the parser checked each
+    // one, hence `ascii`), before anything else can see the object. `from_owned_ptr_or_err`
+    // takes ownership of the new reference.
+    unsafe {
+        let obj = pyo3::ffi::PyUnicode_New(len as pyo3::ffi::Py_ssize_t, 127);
+        if !obj.is_null() && len > 0 {
+            std::ptr::copy_nonoverlapping(
+                value.as_ptr(),
+                pyo3::ffi::PyUnicode_1BYTE_DATA(obj),
+                len,
+            );
+        }
+        Bound::from_owned_ptr_or_err(py, obj)
+    }
+}
+
+#[cfg(not(Py_3_13))]
+extern "C" {
+    /// `PyDict_New` sized for `minused` items, so filling it never resizes. Private but
+    /// exported by CPython (and used by Cython) since 3.x; only a pre-sizing hint.
+    fn _PyDict_NewPresized(minused: pyo3::ffi::Py_ssize_t) -> *mut pyo3::ffi::PyObject;
+}
+
+/// `dict[key] = value` straight through `PyDict_SetItem`.
+///
+/// PyO3's `set_item` goes through generic conversions and a non-inlined helper: about 1.5 % of
+/// the instructions of `Receiver.feed` on the mixed stream (callgrind), for 8 calls a line.
+#[inline(always)]
+pub(super) fn dict_set(
+    dict: &Bound<'_, PyDict>,
+    key: &Bound<'_, PyString>,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    // SAFETY: all three are live objects borrowed for the call; `PyDict_SetItem` does not steal
+    // references and returns -1 with an exception set on failure.
+    let rc = unsafe { pyo3::ffi::PyDict_SetItem(dict.as_ptr(), key.as_ptr(), value.as_ptr()) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(PyErr::fetch(dict.py()))
+    }
+}
+
+/// A new dict (on 3.13+, where the pre-sizing constructor is internal, a plain one).
+#[cfg(Py_3_13)]
+#[inline]
+pub(super) fn presized_dict(py: Python<'_>, _n: usize) -> PyResult<Bound<'_, PyDict>> {
+    Ok(PyDict::new(py))
+}
+
+/// A new dict with room for `n` items.
+#[cfg(not(Py_3_13))]
+#[inline]
+pub(super) fn presized_dict(py: Python<'_>, n: usize) -> PyResult<Bound<'_, PyDict>> {
+    if n <= 5 {
+        return Ok(PyDict::new(py));
+    }
+    // SAFETY: `_PyDict_NewPresized` returns a new reference to an empty dict, or NULL with an
+    // exception set; `from_owned_ptr_or_err` takes ownership. Measured: dicts of the protocol's
+    // size (6 to 12 keys) otherwise resize once while filling (`build_indices_unicode`,
+    // `free_keys_object`: about 5 % of `Receiver.feed`).
+    unsafe {
+        let ptr = _PyDict_NewPresized(n as pyo3::ffi::Py_ssize_t);
+        Ok(Bound::from_owned_ptr_or_err(py, ptr)?.cast_into_unchecked::<PyDict>())
+    }
+}

@@ -1,0 +1,58 @@
+//! [`Interned`]: the Python objects made once per interpreter and reused by every call: the
+//! interned protocol key names, type names and rejection codes, and the `Rejection` class.
+
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyString;
+
+use crate::schema::{self, Code, KeyId};
+
+/// Python objects made once per interpreter and reused.
+pub(super) struct Interned {
+    pub(super) keys: Vec<Py<PyString>>,
+    event_types: Vec<Py<PyString>>,
+    control_types: Vec<Py<PyString>>,
+    codes: Vec<Py<PyString>>,
+    pub(super) rejection: Py<PyAny>,
+}
+
+pub(super) static INTERNED: PyOnceLock<Interned> = PyOnceLock::new();
+
+pub(super) fn interned(py: Python<'_>) -> PyResult<&Interned> {
+    INTERNED.get_or_try_init(py, || {
+        let intern = |s: &str| PyString::intern(py, s).unbind();
+        Ok(Interned {
+            keys: KeyId::ALL.iter().map(|k| intern(k.name())).collect(),
+            event_types: schema::EVENT_TYPES.iter().map(|t| intern(t)).collect(),
+            control_types: schema::CONTROL_TYPES.iter().map(|t| intern(t)).collect(),
+            codes: Code::ALL.iter().map(|c| intern(c.as_str())).collect(),
+            rejection: py
+                .import("fenwire_fast._types")?
+                .getattr("Rejection")?
+                .unbind(),
+        })
+    })
+}
+
+impl Interned {
+    pub(super) fn code<'py>(&self, py: Python<'py>, code: Code) -> Bound<'py, PyString> {
+        let i = Code::ALL.iter().position(|&c| c == code).unwrap_or(0);
+        self.codes[i].bind(py).clone()
+    }
+
+    /// The cached string for a message type name, if it is one.
+    #[inline]
+    pub(super) fn type_name<'py>(
+        &self,
+        py: Python<'py>,
+        name: &str,
+    ) -> Option<Bound<'py, PyString>> {
+        let i = schema::type_index(name)?;
+        let n = schema::EVENT_TYPES.len();
+        Some(if i < n {
+            self.event_types[i].bind(py).clone()
+        } else {
+            self.control_types[i - n].bind(py).clone()
+        })
+    }
+}

@@ -1,0 +1,150 @@
+//! The `Receiver` class: frames incoming bytes, decodes each line and applies the sequence
+//! rules; `feed` is the hot drain loop, with no Python-level loop per line.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyTuple};
+
+use super::decode::{decode_bytes, line_bytes, LineBytes};
+use super::framer::feed_bytes;
+use super::interned::{interned, Interned};
+use super::rejection::{ok_pair, rejected_pair, rejection_to_py};
+use super::repeated::RepeatedValues;
+use super::sink::Members;
+use super::validate::parse_direction;
+use crate::codec::SeqState;
+use crate::framer::Framer as CoreFramer;
+use crate::schema::{Direction, Fields, MAX_LINE_BYTES};
+
+#[pyclass(module = "fenwire_fast._native")]
+pub(super) struct Receiver {
+    direction_obj: Py<PyAny>,
+    direction: Option<Direction>,
+    state: SeqState,
+    framer: CoreFramer,
+    fields: Fields,
+    repeated: RepeatedValues,
+}
+
+impl Receiver {
+    /// Receive one line's bytes: the message, or the rejection after the seq rules.
+    fn receive_bytes<'py>(
+        &mut self,
+        py: Python<'py>,
+        c: &Interned,
+        line: &[u8],
+        pool: &mut Vec<Members<'py>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match decode_bytes(
+            py,
+            c,
+            &mut self.repeated,
+            line,
+            self.direction,
+            &mut self.fields,
+            pool,
+        )? {
+            Ok(msg) => match self.state.accept(&self.fields) {
+                Ok(()) => Ok(msg),
+                Err(r) => rejection_to_py(py, &r),
+            },
+            Err(r) => {
+                let r = self.state.reject(r);
+                rejection_to_py(py, &r)
+            }
+        }
+    }
+}
+
+#[pymethods]
+impl Receiver {
+    #[new]
+    fn new(direction: &Bound<'_, PyAny>) -> Self {
+        Receiver {
+            direction_obj: direction.clone().unbind(),
+            direction: parse_direction(direction),
+            state: SeqState::default(),
+            framer: CoreFramer::new(MAX_LINE_BYTES),
+            fields: Fields::new(),
+            repeated: RepeatedValues::default(),
+        }
+    }
+
+    #[getter]
+    fn direction(&self, py: Python<'_>) -> Py<PyAny> {
+        self.direction_obj.clone_ref(py)
+    }
+
+    #[setter]
+    fn set_direction(&mut self, direction: &Bound<'_, PyAny>) {
+        self.direction = parse_direction(direction);
+        self.direction_obj = direction.clone().unbind();
+    }
+
+    #[getter]
+    fn seq(&self) -> u64 {
+        self.state.seq
+    }
+
+    #[setter]
+    fn set_seq(&mut self, seq: u64) {
+        self.state.seq = seq;
+    }
+
+    #[getter]
+    fn buffered(&self) -> usize {
+        self.framer.buffered()
+    }
+
+    fn receive<'py>(
+        &mut self,
+        py: Python<'py>,
+        line: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let bytes = match line_bytes(py, line)? {
+            LineBytes::Bytes(b) => b,
+            LineBytes::Rejected(r) => return rejected_pair(py, r),
+        };
+        let c = interned(py)?;
+        match decode_bytes(
+            py,
+            c,
+            &mut self.repeated,
+            bytes,
+            self.direction,
+            &mut self.fields,
+            &mut Vec::new(),
+        )? {
+            Ok(msg) => match self.state.accept(&self.fields) {
+                Ok(()) => ok_pair(py, msg),
+                Err(r) => rejected_pair(py, rejection_to_py(py, &r)?),
+            },
+            Err(r) => {
+                let r = self.state.reject(r);
+                rejected_pair(py, rejection_to_py(py, &r)?)
+            }
+        }
+    }
+
+    /// Frame `data`, receive every complete non-empty line, return messages and rejections in
+    /// order: the hot drain loop, with no Python-level loop per line.
+    fn feed<'py>(
+        &mut self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let data = feed_bytes(py, data)?;
+        let c = interned(py)?;
+        let mut out: Vec<Bound<'py, PyAny>> = Vec::new();
+        let mut pool = Vec::new();
+        let mut framer = std::mem::replace(&mut self.framer, CoreFramer::new(1));
+        let result = framer.feed(data.as_bytes(), |line| {
+            if !line.is_empty() {
+                out.push(self.receive_bytes(py, c, line, &mut pool)?);
+            }
+            Ok::<(), PyErr>(())
+        });
+        self.framer = framer;
+        result?;
+        PyList::new(py, out)
+    }
+}

@@ -1,0 +1,113 @@
+//! [`RepeatedValues`]: per-receiver caches of the string values and object keys that repeat from
+//! line to line, so an equal value reuses the str object made for the previous line.
+
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+
+use super::ffi::ascii_string;
+use crate::schema::{short_eq, KeyId};
+
+/// The last string value a receiver saw for each field whose values repeat from line to line
+/// (`run`, `timestamp` at one-second precision, `provider`, ...): an equal value reuses the same
+/// str object instead of building a new one.
+#[derive(Default)]
+pub(super) struct RepeatedValues {
+    slots: [(String, Option<Py<PyString>>); REPEATING.len()],
+    pub(super) last_type: Option<(String, Py<PyString>)>,
+    /// The last text-like field value (`delta`, `text`, `summary`, `error`).
+    pub(super) prev_text: (String, Option<Py<PyString>>),
+    /// Keys that are not protocol fields (nested objects: `content`, `path`, ...), by a hash of
+    /// their text: a direct-mapped cache, like orjson's key cache.
+    other_keys: Vec<Option<(String, Py<PyString>)>>,
+}
+
+pub(super) const OTHER_KEYS: usize = 256;
+
+impl RepeatedValues {
+    #[inline]
+    pub(super) fn other_key<'py>(&mut self, py: Python<'py>, key: &str) -> Bound<'py, PyString> {
+        if key.len() > 64 {
+            return PyString::new(py, key);
+        }
+        // FNV-1a over the bytes.
+        let mut h: u32 = 0x811c_9dc5;
+        for &b in key.as_bytes() {
+            h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+        }
+        if self.other_keys.is_empty() {
+            self.other_keys.resize_with(OTHER_KEYS, || None);
+        }
+        let slot = &mut self.other_keys[h as usize % OTHER_KEYS];
+        if let Some((text, obj)) = slot {
+            if short_eq(text.as_bytes(), key.as_bytes()) {
+                return obj.bind(py).clone();
+            }
+        }
+        let obj = PyString::intern(py, key);
+        *slot = Some((key.to_owned(), obj.clone().unbind()));
+        obj
+    }
+}
+
+/// Fields whose string values tend to repeat on consecutive lines.
+pub(super) const REPEATING: [KeyId; 12] = [
+    KeyId::Run,
+    KeyId::Timestamp,
+    KeyId::RunId,
+    KeyId::Agent,
+    KeyId::RequestedCwd,
+    KeyId::Cwd,
+    KeyId::PhysicalCwd,
+    KeyId::Provider,
+    KeyId::Model,
+    KeyId::Name,
+    KeyId::StopReason,
+    KeyId::Source,
+];
+
+/// `REPEATING`'s index of each key, or `u8::MAX`.
+pub(super) const REPEATING_SLOT: [u8; KeyId::COUNT] = {
+    let mut t = [u8::MAX; KeyId::COUNT];
+    let mut i = 0;
+    while i < REPEATING.len() {
+        t[REPEATING[i] as usize] = i as u8;
+        i += 1;
+    }
+    t
+};
+
+impl RepeatedValues {
+    #[inline]
+    pub(super) fn get<'py>(
+        &mut self,
+        py: Python<'py>,
+        key: KeyId,
+        value: &str,
+        ascii: bool,
+    ) -> Option<PyResult<Bound<'py, PyAny>>> {
+        let i = REPEATING_SLOT[key as usize];
+        if i == u8::MAX {
+            return None;
+        }
+        let i = i as usize;
+        let (text, object) = &mut self.slots[i];
+        if let Some(obj) = object {
+            if short_eq(text.as_bytes(), value.as_bytes()) {
+                return Some(Ok(obj.bind(py).clone().into_any()));
+            }
+        }
+        let made = if ascii {
+            ascii_string(py, value)
+        } else {
+            Ok(PyString::new(py, value).into_any())
+        };
+        if let Ok(obj) = &made {
+            if let Ok(s) = obj.cast::<PyString>() {
+                text.clear();
+                text.push_str(value);
+                *object = Some(s.clone().unbind());
+            }
+        }
+        Some(made)
+    }
+}

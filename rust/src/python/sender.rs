@@ -1,0 +1,70 @@
+//! The `Sender` class: numbers outgoing messages and encodes them.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString, PyTuple};
+
+use super::encode::{encode_impl, message};
+use super::rejection::{make_rejection, ok_pair, rejected_pair};
+use crate::schema::{Code, R_PAYLOAD_NOT_DICT};
+
+// ---------------------------------------------------------------------------------------------
+// Sender
+
+#[pyclass(module = "fenwire_fast._native")]
+pub(super) struct Sender {
+    #[pyo3(get, set)]
+    direction: Py<PyAny>,
+    #[pyo3(get, set)]
+    run: Py<PyAny>,
+    #[pyo3(get, set)]
+    seq: u64,
+}
+
+#[pymethods]
+impl Sender {
+    #[new]
+    fn new(direction: Py<PyAny>, run: Py<PyAny>) -> Self {
+        Sender {
+            direction,
+            run,
+            seq: 0,
+        }
+    }
+
+    #[pyo3(signature = (r#type, payload = None))]
+    fn next<'py>(
+        &mut self,
+        py: Python<'py>,
+        r#type: &Bound<'py, PyAny>,
+        payload: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let seq = self.seq.saturating_add(1);
+        let run = self.run.bind(py);
+        let payload = payload.filter(|p| !p.is_none());
+        if let Some(p) = payload {
+            if !p.is_instance_of::<PyDict>() {
+                let str_or_none =
+                    |v: &Bound<'py, PyAny>| v.is_instance_of::<PyString>().then(|| v.clone());
+                let rej = make_rejection(
+                    py,
+                    Code::Invalid,
+                    PyString::new(py, R_PAYLOAD_NOT_DICT),
+                    Some(seq),
+                    str_or_none(r#type),
+                    str_or_none(run),
+                    None,
+                )?;
+                return rejected_pair(py, rej);
+            }
+        }
+        let seq_obj = seq.into_pyobject(py)?.into_any();
+        let msg = message(py, r#type, run, &seq_obj, payload)?;
+        match encode_impl(py, msg.as_any(), self.direction.bind(py))? {
+            Ok(line) => {
+                self.seq = seq;
+                ok_pair(py, line.into_any())
+            }
+            Err(r) => rejected_pair(py, r),
+        }
+    }
+}
