@@ -11,7 +11,6 @@ Nothing in the codec raises on bad input: every call returns a ``Rejection`` ins
 from __future__ import annotations
 
 import os as _os
-from importlib import metadata as _metadata
 from typing import TYPE_CHECKING
 
 from ._types import (
@@ -35,10 +34,24 @@ from ._types import (
     is_event_type,
 )
 
-try:  # written once, in Cargo.toml: maturin copies it into the package's metadata
-    __version__: str = _metadata.version("fenwire_fast")
-except _metadata.PackageNotFoundError:  # imported from a source tree that is not installed
-    __version__ = "0+unknown"
+if TYPE_CHECKING:
+    __version__: str
+
+
+def __getattr__(name: str) -> object:
+    # ``__version__`` is written once, in Cargo.toml, and maturin copies it into the package's
+    # metadata. It is looked up on first use: importlib.metadata costs ~15 ms at import time.
+    if name == "__version__":
+        from importlib import metadata
+
+        try:
+            version = metadata.version("fenwire_fast")
+        except metadata.PackageNotFoundError:  # imported from a source tree that is not installed
+            version = "0+unknown"
+        globals()["__version__"] = version
+        return version
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _NATIVE_IMPORT_ERROR: BaseException | None = None
 

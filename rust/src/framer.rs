@@ -87,16 +87,6 @@ impl Framer {
         }
         Ok(())
     }
-
-    /// Convenience for tests: the lines `data` completes, owned.
-    pub fn feed_collect(&mut self, data: &[u8]) -> Vec<Vec<u8>> {
-        let mut out = Vec::new();
-        let _ = self.feed::<()>(data, |line| {
-            out.push(line.to_vec());
-            Ok(())
-        });
-        out
-    }
 }
 
 #[cfg(test)]
@@ -107,7 +97,10 @@ mod tests {
         let mut f = Framer::new(cap);
         let mut out = Vec::new();
         for p in pieces {
-            out.extend(f.feed_collect(p));
+            let _ = f.feed::<()>(p, |line| {
+                out.push(line.to_vec());
+                Ok(())
+            });
         }
         (out, f.buffered())
     }
