@@ -1,7 +1,7 @@
 """The message schemas: every event and control type, its fields, their kinds and what is required.
 
 This is data, the one description of what each message carries. The pure backend validates against it; the Rust
-backend carries the same table in ``rust/src/schema.rs`` and the test suite checks they agree.
+backend carries the same table in ``rust/src/schema/types.rs`` and the test suite checks they agree.
 
 Field kinds:
 
