@@ -10,6 +10,16 @@ from typing import Any
 import pytest
 
 
+class _Index:
+    """An int-like argument: only ``__index__``."""
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def __index__(self) -> object:
+        return self.value
+
+
 def outcome(call: Callable[[], Any]) -> tuple[str, str]:
     try:
         return ("ok", repr(call()))
@@ -29,6 +39,14 @@ CALLS: list[tuple[str, Callable[[ModuleType], Any]]] = [
     ("scrub negative limit", lambda m: m.scrub("abc", -4)),
     ("Framer huge cap", lambda m: m.Framer(2**70).max_line_bytes),
     ("Framer zero cap", lambda m: m.Framer(0)),
+    ("Receiver list direction", lambda m: m.Receiver([])),
+    ("Receiver typo direction", lambda m: m.Receiver("events")),
+    ("Sender None direction", lambda m: m.Sender(None, "r")),
+    ("utf8_prefix __index__ past 64 bits", lambda m: m.utf8_prefix("abc", _Index(2**70))),
+    ("truncate_line __index__ past 64 bits", lambda m: m.truncate_line("abc", _Index(2**70))),
+    ("scrub __index__ past 64 bits", lambda m: m.scrub("abc", _Index(2**70))),
+    ("utf8_prefix __index__ below -2**63", lambda m: m.utf8_prefix("abc", _Index(-(2**70)))),
+    ("utf8_prefix __index__ returning a str", lambda m: m.utf8_prefix("abc", _Index("x"))),
 ]
 
 

@@ -343,8 +343,15 @@ class TestSender:
             assert_strict_equal(rej, Rejection("invalid", "payload must be a JSON object", 1, "prompt", "r"))
         assert s.seq == 0
 
-    def test_bad_direction(self, backend: ModuleType) -> None:
-        s = backend.Sender("sideways", "r")
+    @pytest.mark.parametrize("direction", ["sideways", "events", "", None, 1, ["event"]])
+    def test_bad_direction_is_refused_at_construction(self, backend: ModuleType, direction: object) -> None:
+        with pytest.raises(ValueError, match='^direction must be "event" or "control", not ') as info:
+            backend.Sender(direction, "r")
+        assert str(info.value).endswith(repr(direction))
+
+    def test_a_direction_changed_later_rejects(self, backend: ModuleType) -> None:
+        s = backend.Sender("control", "r")
+        s.direction = "sideways"
         assert s.next("prompt", {"text": "x"}) == (None, Rejection("invalid", 'direction must be "event" or "control"'))
         assert s.seq == 0
 

@@ -166,8 +166,15 @@ class TestReceive:
             assert rx.receive(line) == (None, Rejection("malformed", "line must be bytes or str"))
         assert rx.seq == 0
 
-    def test_bad_direction(self, backend: ModuleType) -> None:
-        rx = backend.Receiver("sideways")
+    @pytest.mark.parametrize("direction", ["sideways", "events", "", None, 1, ["event"]])
+    def test_bad_direction_is_refused_at_construction(self, backend: ModuleType, direction: object) -> None:
+        with pytest.raises(ValueError, match='^direction must be "event" or "control", not ') as info:
+            backend.Receiver(direction)
+        assert str(info.value).endswith(repr(direction))
+
+    def test_a_direction_changed_later_rejects(self, backend: ModuleType) -> None:
+        rx = backend.Receiver("control")
+        rx.direction = "sideways"
         assert rx.receive(cancel(1)) == (None, Rejection("invalid", 'direction must be "event" or "control"'))
         assert (
             rx.feed(cancel(1) + b"\n" + cancel(2) + b"\n")

@@ -492,13 +492,21 @@ def rejection_ack(rejection: Rejection) -> dict[str, Any]:
     return payload
 
 
+def _checked_direction(direction: object) -> str:
+    """``direction`` when it is ``"event"`` or ``"control"``; a ``ValueError`` where the mistake is
+    made (a sender or receiver built with a typo would otherwise reject every line)."""
+    if isinstance(direction, str) and direction in ("event", "control"):
+        return direction
+    raise ValueError(f'direction must be "event" or "control", not {direction!r}')
+
+
 class Sender:
     """Stamps outgoing messages with strictly increasing ``seq`` values, starting at 1."""
 
     __slots__ = ("direction", "run", "seq")
 
     def __init__(self, direction: str, run: str) -> None:
-        self.direction = direction
+        self.direction = _checked_direction(direction)
         self.run = run
         self.seq = 0
 
@@ -579,7 +587,7 @@ class Receiver:
     __slots__ = ("direction", "seq", "_framer")
 
     def __init__(self, direction: str) -> None:
-        self.direction = direction
+        self.direction = _checked_direction(direction)
         self.seq = 0
         self._framer = Framer()
 

@@ -10,7 +10,7 @@ use super::interned::{interned, Interned};
 use super::rejection::{ok_pair, rejected_pair, rejection_to_py};
 use super::repeated::RepeatedValues;
 use super::sink::Members;
-use super::validate::parse_direction;
+use super::validate::{checked_direction, parse_direction};
 use crate::codec::SeqState;
 use crate::framer::Framer as CoreFramer;
 use crate::schema::{Direction, Fields, MAX_LINE_BYTES};
@@ -58,15 +58,15 @@ impl Receiver {
 #[pymethods]
 impl Receiver {
     #[new]
-    fn new(direction: &Bound<'_, PyAny>) -> Self {
-        Receiver {
+    fn new(direction: &Bound<'_, PyAny>) -> PyResult<Self> {
+        Ok(Receiver {
             direction_obj: direction.clone().unbind(),
-            direction: parse_direction(direction),
+            direction: Some(checked_direction(direction)?),
             state: SeqState::default(),
             framer: CoreFramer::new(MAX_LINE_BYTES),
             fields: Fields::new(),
             repeated: RepeatedValues::default(),
-        }
+        })
     }
 
     #[getter]

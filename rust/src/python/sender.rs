@@ -5,6 +5,7 @@ use pyo3::types::{PyDict, PyString, PyTuple};
 
 use super::encode::{encode_impl, message};
 use super::rejection::{make_rejection, ok_pair, rejected_pair};
+use super::validate::checked_direction;
 use crate::schema::{Code, R_PAYLOAD_NOT_DICT};
 
 // ---------------------------------------------------------------------------------------------
@@ -23,12 +24,13 @@ pub(super) struct Sender {
 #[pymethods]
 impl Sender {
     #[new]
-    fn new(direction: Py<PyAny>, run: Py<PyAny>) -> Self {
-        Sender {
-            direction,
+    fn new(direction: &Bound<'_, PyAny>, run: Py<PyAny>) -> PyResult<Self> {
+        checked_direction(direction)?;
+        Ok(Sender {
+            direction: direction.clone().unbind(),
             run,
             seq: 0,
-        }
+        })
     }
 
     #[pyo3(signature = (r#type, payload = None))]

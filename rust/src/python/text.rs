@@ -20,8 +20,18 @@ pub(super) fn int_arg(value: &Bound<'_, PyAny>) -> PyResult<i64> {
     match value.extract::<i64>() {
         Ok(v) => Ok(v),
         Err(e) => {
-            if value.is_instance_of::<PyInt>() {
-                Ok(if value.lt(0)? { i64::MIN } else { i64::MAX })
+            // What `__index__` gives, as the pure backend's `operator.index` takes it (its error
+            // too), clamped: a limit past the 64-bit range behaves like the largest one.
+            let index = if value.is_instance_of::<PyInt>() {
+                value.clone()
+            } else {
+                value
+                    .py()
+                    .import("operator")?
+                    .call_method1("index", (value,))?
+            };
+            if index.is_instance_of::<PyInt>() {
+                Ok(if index.lt(0)? { i64::MIN } else { i64::MAX })
             } else {
                 Err(e)
             }

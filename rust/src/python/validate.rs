@@ -89,6 +89,18 @@ pub(super) fn fields_of_dict(dict: &Bound<'_, PyDict>, fields: &mut Fields) {
     }
 }
 
+/// The direction of a `Sender` or `Receiver` being built: a `ValueError` where the mistake is
+/// made (one built with a typo would otherwise reject every line).
+pub(super) fn checked_direction(direction: &Bound<'_, PyAny>) -> PyResult<Direction> {
+    match parse_direction(direction) {
+        Some(d) => Ok(d),
+        None => Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "direction must be \"event\" or \"control\", not {}",
+            direction.repr()?
+        ))),
+    }
+}
+
 pub(super) fn parse_direction(direction: &Bound<'_, PyAny>) -> Option<Direction> {
     direction
         .cast::<PyString>()
