@@ -78,7 +78,7 @@ def test_refusals_keep_the_cut_text_and_remove_nothing(tmp_path: Path, case: str
         other.mkdir(mode=0o700)
         path = _file(other / "f.txt")
         keep.append(path)
-        why = "is not in the run's private directory"
+        why = "is not directly inside the run's private directory"
     elif case == "hardlink":
         path = _file(d / "f.txt")
         os.link(path, tmp_path / "second-name")

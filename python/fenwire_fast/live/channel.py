@@ -1,33 +1,40 @@
 """The parent's channel over a child's two files.
 
 :class:`Channel` stamps and appends controls, drains events through a receiver, and mirrors the
-run's state from the events alone: ``ready``
-moves ``starting`` to ``ready``; each acknowledged control applies ``session.decide`` (rejections
-change nothing); ``turn-started`` moves ``ready`` to ``running``; ``turn-complete`` applies
-``session.advance(..., "turn-done")`` unless that would end the run; ``exit`` sets the final status.
+run's state from the events alone: ``ready`` moves ``starting`` to ``ready``; each acknowledged
+control applies ``session.decide`` (rejections change nothing); ``turn-started`` moves ``ready`` to
+``running``; ``turn-complete`` applies ``session.advance(..., "turn-done")`` unless that would end
+the run; ``exit`` sets the final status.
 
-A ``result`` that names a ``final-text-path`` is completed from that file, which is then removed.
-The file is only trusted when it is a regular file (never a symlink: ``O_NOFOLLOW``) directly inside
-an allowed directory (by default, the event file's directory), owned by this user, readable by
-nobody else, with no other hard links, not one of the channel's own files, and starting with the
-cut text the line carried. Otherwise nothing is removed, the cut text is kept and
-:attr:`Channel.final_text_note` says why.
+Nothing the child writes makes the channel raise. :attr:`Channel.error` keeps the first serious
+problem: a version mismatch, an event for another run, a truncated event file. A version mismatch
+(the one fatal rejection) or a truncated file also **stops** the channel: nothing after it is
+mirrored or delivered. An event for another run is skipped and the run's own events go on. Any
+other failure while handling an event becomes a :class:`PollError`, and the rest of the read is
+still delivered.
+
+A ``result`` that names a ``final-text-path`` is completed from that file, which is then removed;
+:mod:`fenwire_fast.live.final_text` says what the file must be. The file is read in bounded steps
+(``final_text_step`` bytes per poll, at most ``final_text_cap`` bytes in all); while it is read,
+the ``result`` and the events after it wait, so whoever sees the ``result`` finds the whole text
+in :attr:`Channel.final_text`. When the file is refused, nothing is removed, the cut text is kept
+and :attr:`Channel.final_text_note` says why. A run gets one attempt: only the first ``result``
+that names a file is followed.
 """
 
 from __future__ import annotations
 
 import errno
 import os
-import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .. import DRAIN_BYTE_BUDGET, Rejection, Sender, session
+from .final_text import DEFAULT_FINAL_TEXT_CAP, READ_STEP, FinalTextRead, PrivateDirectory
 
-__all__ = ["Channel", "SentControl", "PollError", "SendError", "read_final_text", "MAX_FINAL_TEXT_BYTES"]
+__all__ = ["Channel", "SentControl", "PollError", "SendError", "DEFAULT_FINAL_TEXT_CAP"]
 
-MAX_FINAL_TEXT_BYTES = 256 * 1024 * 1024
 _MIRRORED = frozenset({"ready", "control-ack", "turn-started", "turn-complete", "result", "exit"})
 
 
@@ -58,93 +65,18 @@ class SendError(ValueError):
         self.rejection = rejection
 
 
-def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
-    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
-
-
-def read_final_text(
-    path: object,
-    allowed_dirs: Iterable[str],
-    *,
-    protected: Iterable[str] = (),
-    expected_prefix: str | None = None,
-) -> tuple[str | None, str | None]:
-    """Read and remove a child's ``final-text-path`` file, safely.
-
-    Returns ``(text, None)`` on success (the file is then removed), or ``(None, why)`` when the
-    file is refused or unreadable (nothing is removed then)."""
-    if not isinstance(path, str) or not path:
-        return None, "final-text-path is not a path"
-    if not os.path.isabs(path):
-        return None, f"final-text-path {path!r} is not absolute"
-    try:
-        parent = os.stat(os.path.dirname(path))
-    except OSError as exc:
-        return None, f"cannot inspect the directory of {path}: {exc.strerror}"
-    allowed = False
-    for directory in allowed_dirs:
-        try:
-            if _same_file(parent, os.stat(directory)):
-                allowed = True
-                break
-        except OSError:
-            continue
-    if not allowed:
-        return None, f"{path} is not in the run's private directory"
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            return None, f"{path} is a symlink"
-        return None, f"cannot open {path}: {exc.strerror}"
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return None, f"{path} is not a regular file"
-        if st.st_uid != os.geteuid():
-            return None, f"{path} is not owned by this user"
-        if st.st_mode & 0o077:
-            return None, f"{path} is accessible to others (mode {stat.S_IMODE(st.st_mode):04o})"
-        if st.st_nlink != 1:
-            return None, f"{path} has other hard links"
-        for other in protected:
-            try:
-                if _same_file(st, os.stat(other)):
-                    return None, f"{path} is one of the channel's own files"
-            except OSError:
-                continue
-        if st.st_size > MAX_FINAL_TEXT_BYTES:
-            return None, f"{path} is larger than {MAX_FINAL_TEXT_BYTES} bytes"
-        chunks = []
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    except OSError as exc:
-        return None, f"cannot read {path}: {exc.strerror}"
-    finally:
-        os.close(fd)
-    text = b"".join(chunks).decode("utf-8", "replace")
-    if expected_prefix is not None and not text.startswith(expected_prefix):
-        return None, f"{path} does not start with the result's final-text"
-    try:
-        now = os.lstat(path)
-        if _same_file(now, st):
-            os.unlink(path)
-    except OSError:
-        pass
-    return text, None
-
-
 class Channel:
     """A parent's view of one run over its control and event files.
 
     ``send`` appends controls; ``poll`` drains events (at most ``max_bytes`` per call) and returns
     ``(messages, errors)``. State: :attr:`status` (mirrored), :attr:`result`, :attr:`exit`,
     :attr:`error` (the first fatal problem: a version mismatch, a foreign run, a truncated file),
-    :attr:`final_text` (the whole answer when it could be had) and :attr:`final_text_note`."""
+    :attr:`stopped` (a fatal problem ended the channel), :attr:`final_text` (the whole answer when it
+    could be had) and :attr:`final_text_note`.
+
+    ``final_text_dir`` is the run's private directory (default: the event file's directory); it is
+    opened once, now, so make the channel before the child starts. ``protected_paths`` are more
+    files there that a child may not hand over as its final text."""
 
     def __init__(
         self,
@@ -153,8 +85,10 @@ class Channel:
         event_path: str,
         *,
         max_bytes: int = DRAIN_BYTE_BUDGET,
-        final_text_dirs: Sequence[str] | None = None,
+        final_text_dir: str | None = None,
         protected_paths: Sequence[str] = (),
+        final_text_cap: int = DEFAULT_FINAL_TEXT_CAP,
+        final_text_step: int = READ_STEP,
     ) -> None:
         from ..lines import Tailer
 
@@ -173,14 +107,19 @@ class Channel:
         self.events = 0
         self.last_seq = 0
         self.ignored_after_exit = 0
-        self.final_text_dirs = (
-            list(final_text_dirs)
-            if final_text_dirs is not None
-            else [os.path.dirname(os.path.abspath(self.event_path))]
-        )
-        self._protected = [self.control_path, self.event_path, *protected_paths]
+        self.stopped = False
+        if final_text_cap < 0 or final_text_step < 1:
+            raise ValueError("final_text_cap must be >= 0 and final_text_step positive")
+        self.final_text_cap = final_text_cap
+        self.final_text_step = final_text_step
+        directory = final_text_dir if final_text_dir is not None else os.path.dirname(os.path.abspath(self.event_path))
+        self._private = PrivateDirectory(directory, [self.control_path, self.event_path, *protected_paths])
+        self._reading: FinalTextRead | None = None
+        self._cut = 0
+        self._held: list[Any] = []
         self._sender = Sender("control", run)
         self._tailer = Tailer(self.event_path, "event", max_bytes=max_bytes)
+        self._tailer.pending()  # open the event file now, while only the parent can have made it
         self._fd: int | None = None
 
     # -- sending --------------------------------------------------------------------------------
@@ -212,44 +151,85 @@ class Channel:
     # -- polling --------------------------------------------------------------------------------
 
     def pending(self) -> bool:
-        """True when the event file has bytes not read yet (a size check, no read)."""
-        return self._tailer.pending()
+        """True when there is more to do: unread bytes in the event file (a size check, no read), or
+        a final-text read under way. Always false once the channel has stopped."""
+        if self.stopped:
+            return False
+        return self._reading is not None or self._tailer.pending()
 
     def poll(self) -> tuple[list[dict[str, Any]], list[PollError]]:
-        """Drain the next chunk of the event file; return its messages and errors, in order."""
-        items, status = self._tailer.poll()
+        """Drain the next chunk of the event file; return its messages and errors, in order.
+
+        While a final-text file is being read, each poll reads one more step of it instead, and the
+        ``result`` and the events after it come out once the text is complete."""
         messages: list[dict[str, Any]] = []
         errors: list[PollError] = []
-        if status == "truncated":
-            if self.error is None:
-                self.error = "event file truncated"
-                errors.append(PollError(self.error))
-        run = self.run
-        append = messages.append
-        exited = self.exit is not None
-        for item in items:
-            if exited:
-                self.ignored_after_exit += 1
-                continue
-            if type(item) is not dict and isinstance(item, Rejection):
-                if item.fatal and self.error is None:
-                    self.error = item.reason
-                errors.append(PollError(item.reason, item))
-                continue
-            if item.get("run") != run:
-                self.error = f"event for foreign run {item.get('run')}"
-                errors.append(PollError(self.error))
-                continue
-            if item["type"] in _MIRRORED:
-                self._mirror(item)
-                exited = self.exit is not None
-            append(item)
+        if self.stopped:
+            return messages, errors
+        if self._reading is not None:
+            if not self._step_final_text():
+                return messages, errors
+            held, self._held = self._held, []
+            messages.append(held[0])  # the result, mirrored when it arrived
+            self._take(held[1:], messages, errors)
+        else:
+            try:
+                items, status = self._tailer.poll()
+            except OSError as exc:
+                self._stop(f"cannot read the event file: {exc.strerror or exc}", errors)
+                return self._polled(messages, errors)
+            if status == "truncated":
+                self._stop("event file truncated", errors)
+                return self._polled(messages, errors)
+            self._take(items, messages, errors)
+        return self._polled(messages, errors)
+
+    def _polled(
+        self, messages: list[dict[str, Any]], errors: list[PollError]
+    ) -> tuple[list[dict[str, Any]], list[PollError]]:
         if messages:
             self.events += len(messages)
             self.last_seq = messages[-1]["seq"]
         if errors:
             self.errors.extend(errors)
         return messages, errors
+
+    def _take(self, items: list[Any], messages: list[dict[str, Any]], errors: list[PollError]) -> None:
+        """Mirror and deliver ``items`` in order, until the end, a fatal problem or a long read."""
+        run = self.run
+        for i, item in enumerate(items):
+            if self.exit is not None:
+                self.ignored_after_exit += 1
+                continue
+            if type(item) is not dict and isinstance(item, Rejection):
+                if item.fatal:
+                    self._stop(item.reason, errors, item)
+                    return
+                errors.append(PollError(item.reason, item))
+                continue
+            if item.get("run") != run:
+                # An error (the child is cancelled), but not a stop: the run's own lines go on.
+                reason = f"event for foreign run {item.get('run')}"
+                if self.error is None:
+                    self.error = reason
+                errors.append(PollError(reason))
+                continue
+            if item["type"] in _MIRRORED:
+                try:
+                    self._mirror(item)
+                except Exception as exc:  # noqa: BLE001 - a child's line must never raise out of poll
+                    errors.append(PollError(f"cannot mirror {item['type']} (seq {item['seq']}): {exc!r}"))
+                if self._reading is not None:
+                    self._held = [item, *items[i + 1 :]]
+                    return
+            messages.append(item)
+
+    def _stop(self, reason: str, errors: list[PollError], rejection: Rejection | None = None) -> None:
+        """A fatal problem: keep the first reason, deliver nothing more."""
+        if self.error is None:
+            self.error = reason
+        self.stopped = True
+        errors.append(PollError(reason, rejection))
 
     def _mirror(self, msg: dict[str, Any]) -> None:
         etype = msg["type"]
@@ -283,23 +263,36 @@ class Channel:
 
     def _complete_result(self, msg: dict[str, Any]) -> None:
         text = msg.get("final-text")
-        self.final_text = text
+        self.final_text = text if isinstance(text, str) else None
         self.final_text_note = None
-        cut = len(text.encode("utf-8", "surrogatepass")) if isinstance(text, str) else 0
+        self._cut = len(text.encode("utf-8", "surrogatepass")) if isinstance(text, str) else 0
         path = msg.get("final-text-path")
-        if path is not None:
-            full, why = read_final_text(
-                path,
-                self.final_text_dirs,
-                protected=self._protected,
-                expected_prefix=text if isinstance(text, str) else None,
+        if path is None:
+            if msg.get("truncated?"):
+                self.final_text_note = f"final text truncated to {self._cut} bytes; the child kept no full copy"
+            return
+        if self._private.used:
+            self.final_text_note = (
+                f"final text truncated to {self._cut} bytes: a final-text-path was already followed in this run"
             )
-            if full is not None:
-                self.final_text = full
-                return
-            self.final_text_note = f"final text truncated to {cut} bytes: {why}"
-        elif msg.get("truncated?"):
-            self.final_text_note = f"final text truncated to {cut} bytes; the child kept no full copy"
+            return
+        self._private.used = True
+        self._reading = FinalTextRead.start(self._private, path, text, self.final_text_cap)
+        self._step_final_text()
+
+    def _step_final_text(self) -> bool:
+        """One bounded step of the final-text read; ``True`` once it is over (text or note set)."""
+        reading = self._reading
+        if reading is None:
+            return True
+        if not reading.step(self.final_text_step):
+            return False
+        self._reading = None
+        if reading.text is not None:
+            self.final_text = reading.text
+        else:
+            self.final_text_note = f"final text truncated to {self._cut} bytes: {reading.why}"
+        return True
 
     # -- state ----------------------------------------------------------------------------------
 
@@ -324,7 +317,11 @@ class Channel:
         return self._tailer.offset
 
     def close(self) -> None:
-        """Close the file handles."""
+        """Close the file handles (a final-text read under way is abandoned)."""
+        if self._reading is not None:
+            self._reading.cancel()
+            self._reading = None
+        self._private.close()
         self._tailer.close()
         if self._fd is not None:
             try:

@@ -294,6 +294,7 @@ def spawn(
     term_grace: float = DEFAULT_TERM_GRACE,
     cwd: str | None = None,
     max_bytes: int | None = None,
+    final_text_cap: int | None = None,
 ) -> LiveChild:
     """Start a live child and return it (see the module docstring).
 
@@ -301,7 +302,9 @@ def spawn(
     ``deadline`` (Unix seconds) or ``timeout`` (seconds from now) sets ``FEN_WIRE_DEADLINE``.
     ``mock`` configures the built-in mock agent (a ``MockConfig`` or a dict of knobs; it becomes
     ``FENWIRE_MOCK``). ``directory``: where to create the private directory (default: the system
-    temp dir). ``env`` adds variables to the inherited environment."""
+    temp dir). ``env`` adds variables to the inherited environment. ``max_bytes`` bounds each read
+    of the event file; ``final_text_cap`` the final-text file a ``result`` may name (see
+    :class:`~fenwire_fast.live.channel.Channel`)."""
     if timeout is not None:
         deadline = time.time() + timeout
     base = tempfile.mkdtemp(prefix="fenwire-", dir=directory)
@@ -315,6 +318,8 @@ def spawn(
         channel_kwargs: dict[str, Any] = {"protected_paths": [log_path]}
         if max_bytes is not None:
             channel_kwargs["max_bytes"] = max_bytes
+        if final_text_cap is not None:
+            channel_kwargs["final_text_cap"] = final_text_cap
         channel = Channel(run, control_path, event_path, **channel_kwargs)
         if prompt is not None:
             channel.send("prompt", {"text": prompt})

@@ -1,0 +1,235 @@
+"""Reading a child's final-text file without trusting the child.
+
+A child whose final answer does not fit one line writes it whole to a file in the run's private
+directory and names that file in its ``result`` line (``final-text-path``), with the start of the
+text in ``final-text``. Everything in that line is the child's word, so the parent:
+
+- opens the private directory once, as a directory descriptor, before the child starts
+  (:class:`PrivateDirectory`), and reaches the file only through it: the path must name a file
+  directly inside that directory, and only its last component is opened (``O_NOFOLLOW``), so no
+  directory component can be swapped for a symlink between the check and the use;
+- accepts only a regular file owned by this user, readable by nobody else, with one link, that is
+  not one of the channel's own files, and whose text starts with the ``final-text`` the line
+  carried (a ``final-text-path`` without a ``final-text`` is refused);
+- reads at most ``cap`` bytes (one more to tell that the file is larger), in steps of bounded size
+  (:meth:`FinalTextRead.step`), so a huge or growing file neither fills the parent's memory nor
+  blocks it for long;
+- removes the file through the same directory descriptor, and only if the name still refers to
+  the file it read.
+
+Nothing here raises on what the child wrote: every refusal is a reason, in words.
+"""
+
+from __future__ import annotations
+
+import codecs
+import errno
+import os
+import stat
+from collections.abc import Iterable
+
+__all__ = ["DEFAULT_FINAL_TEXT_CAP", "READ_STEP", "PrivateDirectory", "FinalTextRead"]
+
+#: Largest final text a channel reads by default (bytes).
+DEFAULT_FINAL_TEXT_CAP = 256 * 1024 * 1024
+#: Bytes read per :meth:`FinalTextRead.step` by default: a few milliseconds of work.
+READ_STEP = 8 * 1024 * 1024
+
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+def _identity(st: os.stat_result) -> tuple[int, int]:
+    return (st.st_dev, st.st_ino)
+
+
+class PrivateDirectory:
+    """The run's private directory, held open as a directory descriptor.
+
+    ``protected`` are files in it that a child may never hand over as its final text (the channel's
+    own control, event and log files); they are identified now, by device and inode."""
+
+    def __init__(self, path: str, protected: Iterable[str] = ()) -> None:
+        self.path = os.path.abspath(path)
+        #: a final-text file was asked for already: a run gets one attempt
+        self.used = False
+        self.fd: int | None = None
+        self.error: str | None = None
+        try:
+            self.fd = os.open(self.path, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC)
+        except OSError as exc:
+            self.error = f"cannot open the private directory {self.path}: {exc.strerror}"
+        self._protected_paths = list(protected)
+        self._protected: set[tuple[int, int]] = set()
+        for other in self._protected_paths:
+            try:
+                self._protected.add(_identity(os.stat(other)))
+            except OSError:
+                continue
+
+    def name_of(self, path: object) -> tuple[str | None, str | None]:
+        """The name of ``path`` inside this directory, or ``(None, why)`` when it is not a path
+        directly inside it."""
+        if not isinstance(path, str) or not path:
+            return None, "final-text-path is not a path"
+        if "\x00" in path:
+            return None, "final-text-path contains a NUL character"
+        if not os.path.isabs(path):
+            return None, f"final-text-path {path!r} is not absolute"
+        parent, name = os.path.split(path)
+        if parent != self.path or name in ("", ".", ".."):
+            return None, f"{path!r} is not directly inside the run's private directory"
+        return name, None
+
+    def is_protected(self, st: os.stat_result) -> bool:
+        """``st`` is one of the protected files (as they were when the channel started, or now)."""
+        if _identity(st) in self._protected:
+            return True
+        for other in self._protected_paths:
+            try:
+                if _identity(os.stat(other)) == _identity(st):
+                    return True
+            except OSError:
+                continue
+        return False
+
+    def close(self) -> None:
+        if self.fd is not None:
+            try:
+                os.close(self.fd)
+            except OSError:
+                pass
+            self.fd = None
+
+
+class FinalTextRead:
+    """One read of a final-text file, started by :meth:`start` and advanced by :meth:`step`.
+
+    When :attr:`done` is true, :attr:`text` holds the whole text (and the file is gone) or
+    :attr:`why` says why it was refused (and nothing was removed)."""
+
+    def __init__(self) -> None:
+        self.done = False
+        self.text: str | None = None
+        self.why: str | None = None
+        self._fd: int | None = None
+        self._name = ""
+        self._path = ""
+        self._st: os.stat_result | None = None
+        self._directory: PrivateDirectory | None = None
+        self._prefix = ""
+        self._cap = 0
+        self._data = bytearray()
+
+    @classmethod
+    def start(cls, directory: PrivateDirectory, path: object, prefix: object, cap: int) -> FinalTextRead:
+        """Check ``path`` and open it; the read then goes on with :meth:`step`."""
+        read = cls()
+        read._start(directory, path, prefix, cap)
+        return read
+
+    def _refuse(self, why: str) -> None:
+        self._close()
+        self._data = bytearray()
+        self.done = True
+        self.why = why
+
+    def _start(self, directory: PrivateDirectory, path: object, prefix: object, cap: int) -> None:
+        why = self._open(directory, path, prefix, cap)
+        if why is not None:
+            self._refuse(why)
+
+    def _open(self, directory: PrivateDirectory, path: object, prefix: object, cap: int) -> str | None:
+        """Open and check the file; ``None`` when the read can go on, else why not."""
+        if not isinstance(prefix, str):
+            return "the result names a final-text-path but carries no final-text"
+        if directory.fd is None:
+            return directory.error or "the private directory is not open"
+        name, why = directory.name_of(path)
+        if name is None:
+            return why or "final-text-path refused"
+        self._path = shown = repr(path)
+        flags = os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_CLOEXEC
+        try:
+            self._fd = os.open(name, flags, dir_fd=directory.fd)
+            st = os.fstat(self._fd)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return f"{shown} is a symlink"
+            return f"cannot open {shown}: {exc.strerror}"
+        if not stat.S_ISREG(st.st_mode):
+            return f"{shown} is not a regular file"
+        if st.st_uid != os.geteuid():
+            return f"{shown} is not owned by this user"
+        if st.st_mode & 0o077:
+            return f"{shown} is accessible to others (mode {stat.S_IMODE(st.st_mode):04o})"
+        if st.st_nlink != 1:
+            return f"{shown} has other hard links"
+        if directory.is_protected(st):
+            return f"{shown} is one of the channel's own files"
+        if st.st_size > cap:
+            return f"{shown} is larger than {cap} bytes"
+        self._name, self._st, self._directory, self._prefix, self._cap = name, st, directory, prefix, cap
+        return None
+
+    def step(self, budget: int = READ_STEP) -> bool:
+        """Read up to ``budget`` more bytes; finish when the file ends. Returns :attr:`done`."""
+        if self.done:
+            return True
+        assert self._fd is not None
+        data = self._data
+        try:
+            while budget > 0:
+                want = min(budget, self._cap + 1 - len(data))
+                piece = os.read(self._fd, want)
+                if not piece:
+                    return self._finish()
+                data += piece
+                budget -= len(piece)
+                if len(data) > self._cap:
+                    self._refuse(f"{self._path} grew larger than {self._cap} bytes")
+                    return True
+        except OSError as exc:
+            self._refuse(f"cannot read {self._path}: {exc.strerror}")
+            return True
+        return False
+
+    def _finish(self) -> bool:
+        data, self._data = self._data, bytearray()
+        self._close()
+        text = codecs.decode(data, "utf-8", "replace")
+        del data
+        if not text.startswith(self._prefix):
+            self._refuse(f"{self._path} does not start with the result's final-text")
+            del text
+            return True
+        self._remove()
+        self.text = text
+        self.done = True
+        return True
+
+    def _remove(self) -> None:
+        directory, st = self._directory, self._st
+        if directory is None or directory.fd is None or st is None:
+            return
+        try:
+            now = os.stat(self._name, dir_fd=directory.fd, follow_symlinks=False)
+            if _identity(now) == _identity(st):
+                os.unlink(self._name, dir_fd=directory.fd)
+        except OSError:
+            pass
+
+    def _close(self) -> None:
+        if self._fd is not None:
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+            self._fd = None
+
+    def cancel(self) -> None:
+        """Stop the read and let go of the file (nothing is removed)."""
+        if not self.done:
+            self._refuse("the read was abandoned")
