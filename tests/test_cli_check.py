@@ -141,3 +141,55 @@ def test_check_memory_stays_bounded_on_a_large_file(tmp_path: Path) -> None:
     assert "rejected (out-of-order" in proc.stdout
     peak_mb = int(proc.stderr.split("HWM")[1].split()[0]) / 1024  # kB
     assert peak_mb < 100, f"peak RSS {peak_mb:.0f} MB"
+
+
+def test_reasons_with_newlines_and_escapes_print_one_line_each(tmp_path: Path) -> None:
+    # an unknown type's name is part of its reason: a child chooses it
+    forged = "x\ninj.jsonl: 1 lines, 0 rejected"
+    lines = [
+        orjson.dumps({"v": 1, "seq": 1, "type": forged, "run": "r"}),
+        orjson.dumps({"v": 1, "seq": 2, "type": "\u001b[2J\u001b]0;pwned\u0007", "run": "r"}),
+        orjson.dumps({"v": 1, "seq": 3, "type": "\u202etxt.exe", "run": "r"}),
+    ]
+    path = tmp_path / "evil.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    proc = run("check", str(path))
+    assert proc.returncode == 1
+    out = proc.stdout.splitlines()
+    assert len(out) == 4, proc.stdout  # three rejections and the summary
+    assert all(line.startswith(f"{path}:") for line in out[:3])
+    assert "\\x0ainj.jsonl" in out[0]
+    assert "\\x1b[2J" in out[1] and "\\x07" in out[1]
+    assert "\\u202e" in out[2]
+    assert not any(ch in proc.stdout for ch in "\x1b\x07\u202e")
+    assert out[3] == f"{path}: 3 lines, 3 rejected (unknown-type 3)"
+
+
+def test_a_file_name_that_is_not_utf8_is_escaped(tmp_path: Path) -> None:
+    raw = os.fsencode(tmp_path) + b"/bad-\xff\x1b-name.jsonl"
+    with open(raw, "wb") as f:
+        f.write(b'{"v":1,"seq":1,"type":"nope","run":"r"}\n')
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "fenwire_fast.cli", "check", os.fsdecode(raw)],
+        capture_output=True,
+        timeout=60,
+        env=env,
+    )
+    assert proc.returncode == 1, proc.stderr
+    out = proc.stdout.decode("utf-8")  # strict: valid UTF-8 all through
+    assert "bad-\\xff\\x1b-name.jsonl:1: unknown-type" in out
+    assert "bad-\\xff\\x1b-name.jsonl: 1 lines, 1 rejected" in out
+    assert b"\x1b" not in proc.stdout and b"Traceback" not in proc.stderr
+
+
+def test_an_ascii_only_stdout_gets_escapes_not_a_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "é.jsonl"
+    path.write_bytes(b'{"v":1,"seq":1,"type":"caf\xc3\xa9","run":"r"}\n')
+    env = {**os.environ, "PYTHONIOENCODING": "ascii:strict"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "fenwire_fast.cli", "check", str(path)], capture_output=True, timeout=60, env=env
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert b"Traceback" not in proc.stderr
+    assert b"\\xe9.jsonl:1: unknown-type" in proc.stdout

@@ -201,3 +201,19 @@ class TestFirstLine:
         assert text_module.utf8_prefix is fenwire_fast.utf8_prefix
         assert text_module.truncate_line is fenwire_fast.truncate_line
         assert text_module.scrub is fenwire_fast.scrub
+
+
+class TestPrintable:
+    def test_controls_separators_overrides_and_bytes_are_escaped(self) -> None:
+        from fenwire_fast.text import printable
+
+        assert printable("a\nb\r\t\x00\x1b[1m\x7f\x85") == "a\\x0ab\\x0d\\x09\\x00\\x1b[1m\\x7f\\x85"
+        assert printable("\u2028\u2029\u202a\u202e\u2066\u2069") == "\\u2028\\u2029\\u202a\\u202e\\u2066\\u2069"
+        assert printable("name-\udcff\udc80") == "name-\\xff\\x80"  # os.fsdecode of bytes 0xff 0x80
+        assert printable("\ud800\udfff") == "\\ud800\\udfff"
+
+    def test_everything_else_is_kept(self) -> None:
+        from fenwire_fast.text import printable
+
+        text = "plain ASCII, café, 日本語, emoji 😀, quotes \"'` and \\ backslash"
+        assert printable(text) == text

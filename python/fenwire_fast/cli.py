@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
 import os
@@ -21,8 +22,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import IO, TYPE_CHECKING
 
-from . import IMPLEMENTATION, Framer, Receiver, __version__
+from . import IMPLEMENTATION, Framer, Receiver
 from .progress import Progress
+from .text import printable
 
 if TYPE_CHECKING:  # the live layer is imported only when `child` or `demo` runs
     from .live.agent import Agent
@@ -33,6 +35,8 @@ CHUNK_BYTES = 1 << 20
 
 
 def _version_text() -> str:
+    from . import __version__  # looked up on first use (package metadata)
+
     return f"fenwire_fast {__version__} ({IMPLEMENTATION} backend)"
 
 
@@ -48,7 +52,10 @@ def check_file(
     """Check every line of a JSONL file; return ``(line_count, rejection_counts_by_code)``.
 
     Reads in 1 MiB chunks, so memory stays bounded. A final line without a newline is checked
-    too. Rejections are written to ``out`` as ``FILE:LINE: CODE: REASON``.
+    too. Rejections are written to ``out`` as ``FILE:LINE: CODE: REASON``, one line each: control
+    characters and undecodable bytes in the file name and the reason are escaped
+    (:func:`fenwire_fast.text.printable`), so nothing in the file can forge an output line or
+    reach the terminal raw.
     """
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
@@ -58,6 +65,7 @@ def check_file(
     codes: Counter[str] = Counter()
     lineno = 0
     done = 0
+    shown = printable(path)
     with open(path, "rb") as handle:
         total = os.fstat(handle.fileno()).st_size
         show = progress if progress is not None else err.isatty()
@@ -79,7 +87,7 @@ def check_file(
                     codes[rejection.code] += 1
                     if not quiet:
                         meter.clear()
-                        out.write(f"{path}:{lineno}: {rejection.code}: {rejection.reason}\n")
+                        out.write(f"{shown}:{lineno}: {rejection.code}: {printable(rejection.reason)}\n")
             _show_check_progress(meter, min(done, total), total, lineno)
             if at_end:
                 break
@@ -104,11 +112,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
     try:
         lines, codes = check_file(args.file, args.direction, quiet=args.quiet)
     except OSError as exc:
-        print(f"fenwire check: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"fenwire check: cannot read {printable(args.file)}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     rejected = sum(codes.values())
     detail = ", ".join(f"{code} {count}" for code, count in sorted(codes.items()))
-    summary = f"{args.file}: {lines} lines, {rejected} rejected"
+    summary = f"{printable(args.file)}: {lines} lines, {rejected} rejected"
     print(summary + (f" ({detail})" if detail else ""))
     return 1 if rejected else 0
 
@@ -329,6 +337,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return demo_main(args_list[1:])
     parser = _build_parser()
     args = parser.parse_args(args_list)
+    for stream in (sys.stdout, sys.stderr):  # a strict ASCII or Latin-1 terminal gets escapes, not a traceback
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     if args.command == "check":
         try:
             return _cmd_check(args)
