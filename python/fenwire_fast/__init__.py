@@ -61,8 +61,10 @@ elif _os.environ.get("FENWIRE_NO_EXTENSIONS", "") not in ("", "0"):
     from . import _pure as _backend
 else:
     try:
-        from . import _native as _backend
-    except ImportError as exc:  # the extension was not built for this interpreter
+        import importlib as _importlib
+
+        _backend = _importlib.import_module("fenwire_fast._native")
+    except ImportError as exc:  # not built, or built for another interpreter
         _NATIVE_IMPORT_ERROR = exc
         from . import _pure as _backend
 
