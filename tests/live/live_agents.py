@@ -131,3 +131,56 @@ class ListAgent:
 
 def list_agent() -> ListAgent:
     return ListAgent()
+
+
+class SabotagedMock:
+    """The mock agent with one event of turn 1 sabotaged (its third text delta): ``drop``,
+    ``duplicate``, ``alter`` or ``reorder`` (sent after the fourth); ``none`` leaves it alone.
+    The mode comes from ``FENWIRE_SABOTAGE``, the script's knobs from ``FENWIRE_MOCK``."""
+
+    def __init__(self, mode: str) -> None:
+        from fenwire_fast.live.mock_agent import MockAgent, config_from_env
+
+        self.mode = mode
+        self.inner = MockAgent(config_from_env())
+
+    def turn(self, request: TurnInput, ctx: TurnContext) -> TurnGenerator:
+        inner = self.inner.turn(request, ctx)
+        if request.turn != 1 or self.mode == "none":
+            return inner
+        return self._sabotage(inner)
+
+    def _sabotage(self, inner: TurnGenerator) -> TurnGenerator:
+        deltas = 0
+        held: dict[str, Any] | None = None
+        try:
+            item = next(inner)
+            while True:
+                out: list[Any] = [item]
+                if isinstance(item, dict) and item.get("type") == "assistant-text-delta":
+                    deltas += 1
+                    if deltas == 3:
+                        out = {
+                            "drop": [],
+                            "duplicate": [item, item],
+                            "alter": [{**item, "delta": item["delta"].upper()}],
+                            "reorder": [],
+                        }[self.mode]
+                        held = item if self.mode == "reorder" else None
+                    elif deltas == 4 and held is not None:
+                        out = [item, held]
+                try:
+                    yield from out
+                except GeneratorExit:
+                    inner.close()
+                    raise
+                except BaseException as exc:  # noqa: BLE001 - forwarded to the mock (TurnInterrupted)
+                    item = inner.throw(exc)
+                    continue
+                item = next(inner)
+        except StopIteration as stop:
+            return stop.value
+
+
+def sabotaged() -> SabotagedMock:
+    return SabotagedMock(os.environ.get("FENWIRE_SABOTAGE", "none"))

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import time
 from collections import defaultdict
 from typing import Any
 
+import pytest
+from fenwire_fast import lines
 from fenwire_fast.live.hub import Hub
 from fenwire_fast.live.mock_agent import check_transcript, config_from_mapping
+from fenwire_fast.live.spawn import LiveChild
 from live_harness import child_env
 
 MOCK = {"steps": 2, "deltas": 20, "tools": 1}
@@ -19,6 +21,35 @@ MOCK = {"steps": 2, "deltas": 20, "tools": 1}
 def _event(seq: int, run: str, pad: int = 0) -> bytes:
     msg = {"v": 1, "seq": seq, "type": "assistant-text-delta", "run": run, "delta": "x" * pad}
     return (json.dumps(msg, separators=(",", ":")) + "\n").encode()
+
+
+def _spy_on_files(monkeypatch: pytest.MonkeyPatch, hub: Hub) -> tuple[list[str], list[str], list[int]]:
+    """Record every read of an event file, every open of one and every size check (``fstat``) of one."""
+    paths = {c.event_path for c in hub.children}
+    fds = {c.channel._tailer._cursor._fd for c in hub.children}
+    reads: list[str] = []
+    opens: list[str] = []
+    sizes: list[int] = []
+    real_read, real_open, real_fstat = lines._FileCursor.read, os.open, os.fstat
+
+    def read(cursor: Any, count: int) -> bytes:
+        reads.append(cursor.path)
+        return real_read(cursor, count)
+
+    def open_(path: Any, *args: Any, **kwargs: Any) -> int:
+        if os.fspath(path) in paths:
+            opens.append(os.fspath(path))
+        return real_open(path, *args, **kwargs)
+
+    def fstat(fd: int) -> os.stat_result:
+        if fd in fds:
+            sizes.append(fd)
+        return real_fstat(fd)
+
+    monkeypatch.setattr(lines._FileCursor, "read", read)
+    monkeypatch.setattr(os, "open", open_)
+    monkeypatch.setattr(os, "fstat", fstat)
+    return reads, opens, sizes
 
 
 def test_asyncio_interface_drives_many_children() -> None:
@@ -71,7 +102,7 @@ def test_wait_async_and_timeout() -> None:
         assert statuses == {"child-1": "cancelled"}
 
 
-def test_fair_draining_and_cheap_idle_children() -> None:
+def test_fair_draining_and_cheap_idle_children(monkeypatch: pytest.MonkeyPatch) -> None:
     """A chatty child gets one bounded read per tick; a quiet one is drained in the same tick."""
     with Hub() as hub:
         chatty = hub.spawn(None, command=["sleep", "60"], run="chatty")
@@ -98,16 +129,99 @@ def test_fair_draining_and_cheap_idle_children() -> None:
             assert ticks < 100
         assert per["chatty"] == list(range(1, 2001))
         assert ticks >= len(big) // 65536
-        # idle children: a size check per tick, never a read
-        start = time.perf_counter()
+        # idle children: a size check per tick, never a read (counted, not timed)
+        assert hub.poll() == [] and all(not c.channel.pending() for c in hub.children)
+        reads, opens, sizes = _spy_on_files(monkeypatch, hub)
         for _ in range(1000):
             assert hub.poll() == []
-        elapsed = time.perf_counter() - start
+        assert reads == [], f"idle children were read: {reads[:5]}"
+        assert opens == [], f"event files were reopened: {opens[:5]}"
+        assert len(sizes) <= 1000 * len(hub.children)
         assert all(c.channel.offset == 0 for c in idle)
-        assert elapsed < 2.0, f"1000 idle ticks over 10 children took {elapsed:.2f} s"
+        # the spy sees a read when there is something to read: one child, once, in the next tick
+        with open(idle[3].event_path, "ab") as f:
+            f.write(_event(1, "idle-3"))
+        assert [(c.run, e["seq"]) for c, e in hub.poll()] == [("idle-3", 1)]
+        assert reads == [idle[3].event_path]
         for c in hub.children:
             c.kill()
         hub.wait(timeout=10)
         assert all(c.status == "failed" for c in hub.children)
         dirs = [c.directory for c in hub.children]
     assert not any(os.path.exists(d) for d in dirs)  # close() removed the private directories
+
+
+def test_the_starting_child_rotates_from_tick_to_tick() -> None:
+    """Three children with more to read than one tick drains: each tick starts one child further."""
+    with Hub() as hub:
+        size = len(_event(1, "a", 40))  # every line below is this long: one line per read
+        children = [hub.spawn(None, command=["sleep", "60"], run=name, max_bytes=size) for name in "abc"]
+        for child in children:
+            with open(child.event_path, "ab") as f:
+                f.write(b"".join(_event(i, child.run, 40) for i in range(1, 7)))
+        orders = []
+        for _ in range(6):
+            orders.append("".join(c.run for c, _event in hub.poll()))
+        assert orders == ["abc", "bca", "cab", "abc", "bca", "cab"]
+        for child in children:
+            child.kill()
+        hub.wait(timeout=30)
+
+
+def test_idle_children_with_history_are_not_read_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Children that spoke once and went quiet: their files have bytes, none of them read again."""
+    with Hub() as hub:
+        children = [hub.spawn(None, command=["sleep", "60"], run=f"c{i}") for i in range(6)]
+        for child in children:
+            with open(child.event_path, "ab") as f:
+                f.write(_event(1, child.run, 100))
+        assert sorted(c.run for c, _ in hub.poll()) == [c.run for c in children]
+        offsets = [c.channel.offset for c in children]
+        assert all(o > 100 for o in offsets)
+        reads, opens, _sizes = _spy_on_files(monkeypatch, hub)
+        for _ in range(500):
+            assert hub.poll() == []
+        assert (reads, opens) == ([], [])
+        assert [c.channel.offset for c in children] == offsets
+        for child in children:
+            child.kill()
+        hub.wait(timeout=30)
+
+
+async def _tick_until(hub: Hub, child: LiveChild, ticks: int, counter: list[int]) -> None:
+    """A second task: counts every few ms; after ``ticks`` counts, closes the idle child."""
+    closed = False
+    while not hub.finished:
+        counter[0] += 1
+        if counter[0] >= ticks and not closed and child.channel.idle:
+            child.close()
+            closed = True
+        await asyncio.sleep(0.002)
+
+
+@pytest.mark.parametrize("how", ["wait_async", "async-for"])
+def test_the_hub_leaves_the_event_loop_free(how: str) -> None:
+    """Only a second task that keeps running while the hub waits can end the run (it closes the
+    child after 50 counts); a hub that blocked the loop would wait for the child's deadline (the
+    guard) and see it time out."""
+
+    async def main() -> tuple[dict[str, str], int, int]:
+        counter = [0]
+        events = 0
+        with Hub() as hub:
+            child = hub.spawn(None, env=child_env(), timeout=30)
+            ticker = asyncio.create_task(_tick_until(hub, child, 50, counter))
+            if how == "wait_async":
+                statuses = await hub.wait_async(timeout=60)
+            else:
+                async for _child, _event in hub:
+                    events += 1
+                statuses = {c.run: c.status for c in hub.children}
+            await ticker
+        return statuses, counter[0], events
+
+    statuses, count, events = asyncio.run(main())
+    assert statuses == {"child-1": "done"}
+    assert count >= 50
+    if how == "async-for":
+        assert events == 4  # ready, the close's ack, result, exit

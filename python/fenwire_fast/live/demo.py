@@ -241,7 +241,8 @@ def _check(tracks: list[_Track]) -> list[tuple[str, bool, list[str]]]:
 
     order: list[str] = []
     for t in tracks:
-        order.extend(f"{t.child.run}: {p}" for p in check_transcript(t.config, t.events))
+        problems = check_transcript(t.config, t.events, controls=t.child.channel.controls)
+        order.extend(f"{t.child.run}: {p}" for p in problems)
     checks.append(("every event arrived exactly once and in order (seq continuity, mock script)", not order, order))
 
     acks: list[str] = []

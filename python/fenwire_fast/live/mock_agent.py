@@ -313,50 +313,223 @@ def make_agent(config: dict[str, Any] | None = None) -> MockAgent:
 
 # ---------------------------------------------------------------------------------------------
 # Transcript checking
-
+#
+# This is the oracle the live child is checked against, so it does not use the code under test:
+# the wire form of each scripted event is written out below from the wire contract
+# (docs/wire-protocol.md; docs/design-decisions.md, "Text bounds" and "normalize"), without
+# ``normalize``, ``scrub``, ``first_line``, ``truncate_line`` or the codec. The mock's events are
+# simple: no control characters, one long string at most per event, far below the 12 KiB budget.
 
 _ENVELOPE = ("v", "seq", "run", "timestamp")
 _CHILD_MADE = ("control-ack", "steering-injected", "follow-up-injected", "info")
+#: a display event's ``summary``: the first line of its text, at most this many UTF-8 bytes
+_SUMMARY_LIMIT = 160
+#: any string field of a display event: at most this many UTF-8 bytes, note included
+_STRING_LIMIT = 4096
+_ELLIPSIS = "\u2026"
+_UNSAFE = frozenset(
+    [*map(chr, range(0x00, 0x09)), "\x0b", "\x0c", *map(chr, range(0x0E, 0x20)), *map(chr, range(0x7F, 0xA0))]
+)
 
 
 def _strip(event: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in event.items() if k not in _ENVELOPE}
 
 
-def _expected(config: MockConfig, request: TurnInput) -> list[dict[str, Any]]:
-    from ..normalize import normalize
-
-    return [_strip(normalize(e)) for e in script_events(config, request)]
+def _nbytes(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
-def _is_cancelled_result(event: Mapping[str, Any]) -> bool:
-    return event.get("type") == "tool-result" and event.get("result") == "cancelled"
+def _prefix(text: str, limit: int) -> str:
+    """The longest prefix of ``text`` of at most ``limit`` UTF-8 bytes (never half a character)."""
+    return text.encode("utf-8")[: max(0, limit)].decode("utf-8", "ignore")
 
 
-def check_transcript(config: MockConfig, events: Sequence[Mapping[str, Any]]) -> list[str]:
+def _wire_summary(text: str) -> str:
+    """The first line, kept whole when it fits 160 bytes, else cut to 157 bytes plus ``…``."""
+    line = text.split("\n", 1)[0]
+    if _nbytes(line) <= _SUMMARY_LIMIT:
+        return line
+    return _prefix(line, _SUMMARY_LIMIT - len(_ELLIPSIS.encode("utf-8"))) + _ELLIPSIS
+
+
+def _wire_string(text: str) -> tuple[str, bool]:
+    """A string field as the wire carries it, and whether it was cut.
+
+    Up to 4096 bytes it is unchanged. Longer, it becomes the longest prefix that leaves room for a
+    blank line and the note ``[fenwire: kept K of N bytes]`` written with the widest K (4096),
+    then the blank line and the note with the real K: 4096 bytes at most in all."""
+    if any(c in _UNSAFE or "\ud800" <= c <= "\udfff" for c in text):
+        raise ValueError("the transcript oracle does not model escaped characters")
+    total = _nbytes(text)
+    if total <= _STRING_LIMIT:
+        return text, False
+    room = _STRING_LIMIT - 2 - len(f"[fenwire: kept {_STRING_LIMIT} of {total} bytes]")
+    kept = _prefix(text, room)
+    return f"{kept}\n\n[fenwire: kept {_nbytes(kept)} of {total} bytes]", True
+
+
+def _compact_json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _wire_event(event: Mapping[str, Any]) -> dict[str, Any]:
+    """The wire form (without the envelope and ``timestamp``) of one event of the mock's script."""
+    etype = event["type"]
+    out: dict[str, Any] = {"type": etype}
+    cut = False
+
+    def text(key: str, value: str) -> str:
+        nonlocal cut
+        wired, was_cut = _wire_string(value)
+        cut = cut or was_cut
+        return wired
+
+    if etype == "user":
+        out["text"] = text("text", event["text"])
+        out["summary"] = _wire_summary(event["text"])
+    elif etype in ("llm-start", "agent-started"):
+        out["provider"] = text("provider", event["provider"])
+        out["model"] = text("model", event["model"])
+    elif etype in ("assistant-text-delta", "assistant-thinking-delta"):
+        out["content-index"] = event["content-index"]
+        out["delta"] = text("delta", event["delta"])
+        out["summary"] = _wire_summary(event["delta"])
+    elif etype in ("assistant-text", "assistant-thinking"):
+        out["final?"] = event["final?"]
+        out["content-index"] = event["content-index"]
+        out["text"] = text("text", event["text"])
+        out["summary"] = _wire_summary(event["text"])
+    elif etype == "assistant-stream-end":
+        out["final?"] = event["final?"]
+    elif etype == "llm-end":
+        out["stop-reason"] = event["stop-reason"]
+        out["usage"] = dict(event["usage"])
+    elif etype == "tool-call":
+        out["name"] = event["name"]
+        out["id"] = event["id"]
+        out["arguments"] = {k: text(k, v) for k, v in event["arguments"].items()}
+        out["summary"] = _wire_summary(_compact_json(event["arguments"]))
+    elif etype == "tool-result":
+        content = event["result"]["content"]
+        out["name"] = event["name"]
+        out["id"] = event["id"]
+        out["tool-call-id"] = event["tool-call-id"]
+        out["duration-seconds"] = event["duration-seconds"]
+        out["is-error?"] = event["is-error?"]
+        out["result"] = {"content": [{"type": c["type"], "text": text("text", c["text"])} for c in content]}
+        out["summary"] = _wire_summary(_compact_json(content))
+    else:  # pragma: no cover - the script yields nothing else
+        raise ValueError(f"the transcript oracle does not know {etype} events")
+    if cut:
+        out["transport-truncated?"] = True
+    return out
+
+
+def _cancelled_result(call: Mapping[str, Any]) -> dict[str, Any]:
+    """What the child writes for a tool call its cut-short turn left open."""
+    return {
+        "type": "tool-result",
+        "name": call["name"],
+        "id": call["id"],
+        "tool-call-id": call["id"],
+        "is-error?": True,
+        "result": "cancelled",
+        "summary": "cancelled",
+    }
+
+
+def _usage_sum(events: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    total: dict[str, Any] = {}
+    for e in events:
+        if e.get("type") in ("llm-end", "turn-complete"):
+            for k, v in (e.get("usage") or {}).items():
+                total[k] = total.get(k, 0) + v
+    return total
+
+
+def _control_type(sent: Any) -> str | None:
+    """The type of a control the parent sent: a type string, a ``SentControl`` or a control dict."""
+    if sent is None or isinstance(sent, str):
+        return sent
+    if isinstance(sent, Mapping):
+        value = sent.get("type")
+    else:
+        value = getattr(sent, "type", None)
+    return value if isinstance(value, str) else None
+
+
+def _turn_kinds(events: Sequence[Mapping[str, Any]], controls: Mapping[int, Any] | None) -> dict[int, str | None]:
+    """``{turn: "finalize" | "full" | None}``: which script each turn must follow.
+
+    The turn that starts after a ``finalize`` was accepted is the tool-free finalize turn; a turn
+    started after only controls of other known types is a full one. ``None`` (either script) when
+    a control acknowledged before it is not in ``controls``, or when no controls are given."""
+    kinds: dict[int, str | None] = {}
+    finalize = unknown = False
+    turn = 0
+    for event in events:
+        etype = event.get("type")
+        if etype == "control-ack" and event.get("status") == "accepted":
+            ctype = _control_type(controls.get(event.get("ref"))) if controls is not None else None  # type: ignore[arg-type]
+            if ctype == "finalize":
+                finalize = True
+            elif ctype is None:
+                unknown = True
+        elif etype == "turn-started":
+            turn += 1
+            kinds[turn] = "finalize" if finalize else None if unknown or controls is None else "full"
+            finalize = unknown = False
+    return kinds
+
+
+def check_transcript(
+    config: MockConfig,
+    events: Sequence[Mapping[str, Any]],
+    *,
+    controls: Mapping[int, Any] | None = None,
+) -> list[str]:
     """Check a child's event stream against the mock's script; return the problems (empty = exact).
 
-    Checks: ``seq`` runs 1, 2, 3, ... without gaps; ``exit`` is the last line and ``result`` (if
-    any) the one before it; turns are numbered 1, 2, ... and bracketed; inside every turn the
-    agent's events are exactly the script of that turn (a prefix of it, plus presenter-made
-    ``cancelled`` tool results, when the turn was aborted or failed); ``turn-complete`` usage is the sum of
-    the turn's ``llm-end`` usage."""
+    ``controls``: the controls the parent sent, by ``seq`` (e.g. ``Channel.controls``; values are
+    ``SentControl`` objects, control dicts or type strings). With them every turn must follow the
+    script its input calls for: the turn a ``finalize`` starts the tool-free one, any other the
+    full one. Without them (or for a turn started by a control not listed) either script passes.
+
+    Checks: ``seq`` runs 1, 2, 3, ... without gaps; one ``exit``, last; a ``result`` right before
+    it exactly when the status is ``done``, with the usage of every turn and, when the last turn
+    that spoke ran to its end, that turn's scripted answer; turns are numbered 1, 2, ... and
+    bracketed; inside every turn the agent's events are exactly the wire form of the turn's script
+    -- or, only when the turn ended ``aborted`` or ``error``, a prefix of it followed by one
+    ``cancelled`` tool result per tool call the prefix left open; ``turn-complete`` carries the
+    stop reason and the usage of the ``llm-end`` events the turn sent."""
+    if not events:
+        return ["no events"]
     problems: list[str] = []
     for i, event in enumerate(events, 1):
         if event.get("seq") != i:
             problems.append(f"event {i} has seq {event.get('seq')!r}, expected {i}")
             break
-    if not events:
-        return ["no events"]
-    if events[-1].get("type") != "exit":
-        problems.append(f"last event is {events[-1].get('type')}, not exit")
+    exits = [i for i, e in enumerate(events) if e.get("type") == "exit"]
+    last = events[-1]
+    if last.get("type") != "exit":
+        problems.append(f"last event is {last.get('type')}, not exit")
+    if len(exits) > 1:
+        problems.append(f"{len(exits)} exit events")
     results = [i for i, e in enumerate(events) if e.get("type") == "result"]
     if len(results) > 1:
         problems.append("more than one result")
     if results and results[0] != len(events) - 2:
         problems.append("result is not right before exit")
+    done = last.get("type") == "exit" and last.get("status") == "done"
+    if done and not results:
+        problems.append("a done run without a result")
+    if results and last.get("type") == "exit" and not done:
+        problems.append(f"a {last.get('status')} run with a result")
+    kinds = _turn_kinds(events, controls)
     turn = 0
     body: list[Mapping[str, Any]] | None = None
+    spoke: tuple[int, Mapping[str, Any], bool] | None = None  # last turn that spoke: number, complete, ran to its end
     for event in events:
         etype = event.get("type")
         if etype == "turn-started":
@@ -370,50 +543,113 @@ def check_transcript(config: MockConfig, events: Sequence[Mapping[str, Any]]) ->
             if body is None:
                 problems.append("turn-complete outside a turn")
                 continue
-            problems.extend(_check_turn(config, turn, body, event))
+            turn_problems, whole = _check_turn(config, turn, kinds.get(turn), body, event)
+            problems.extend(turn_problems)
+            if any(e.get("type") in ("llm-end", "assistant-text") for e in body):
+                spoke = (turn, event, whole)
             body = None
+        elif etype == "agent-started" and body is None and config.announce and not turn:
+            want = _wire_event({"type": "agent-started", "provider": "mock", "model": "mock-1"})
+            if _strip(event) != want:
+                problems.append(f"agent-started is {_strip(event)!r}, expected {want!r}")
         elif etype in ("ready", "result", "exit") or etype in _CHILD_MADE:
             continue
         elif body is None:
             problems.append(f"{etype} outside a turn")
         else:
             body.append(event)
-    if body is not None and events[-1].get("type") == "exit" and events[-1].get("status") == "done":
+    if body is not None and done:
         problems.append(f"turn {turn} never completed")
+    if results:
+        problems.extend(_check_result(config, events[results[0]], events, spoke))
     return problems
 
 
-def _check_turn(config: MockConfig, turn: int, body: list[Mapping[str, Any]], complete: Mapping[str, Any]) -> list[str]:
-    got = [_strip(e) for e in body]
-    aborted = complete.get("stop-reason") in ("aborted", "error")
-    if aborted:
-        while got and _is_cancelled_result(got[-1]):
-            got.pop()
-    if not got and aborted:
-        return []  # interrupted before its first step
-    if not got or got[0].get("type") != "user":
-        return [f"turn {turn} does not start with the user event"]
-    text = got[0].get("text", "")
+def _check_result(
+    config: MockConfig,
+    result: Mapping[str, Any],
+    events: Sequence[Mapping[str, Any]],
+    spoke: tuple[int, Mapping[str, Any], bool] | None,
+) -> list[str]:
     problems: list[str] = []
-    matched = False
-    for tools in (True, False):
-        want = _expected(config, TurnInput(text=text, kind="prompt" if tools else "finalize", turn=turn, tools=tools))
-        if got == want or (aborted and got == want[: len(got)]):
-            matched = True
-            break
-    if not matched:
-        want = _expected(config, TurnInput(text=text, kind="prompt", turn=turn, tools=True))
-        for i, (a, b) in enumerate(zip(got, want, strict=False)):
-            if a != b:
-                problems.append(f"turn {turn} event {i}: got {a!r}, expected {b!r}")
-                break
+    usage = _usage_sum(e for e in events if e.get("type") == "turn-complete")
+    if result.get("usage", {}) != usage:
+        problems.append(f"result usage {result.get('usage')!r} is not the sum of the turns' {usage!r}")
+    reason = spoke[1].get("stop-reason") if spoke is not None else "none"
+    if result.get("stop-reason") != reason:
+        problems.append(f"result stop-reason {result.get('stop-reason')!r}, expected {reason!r}")
+    if spoke is not None and spoke[2]:
+        want = final_text(config, spoke[0])
+        got = result.get("final-text")
+        if not (got == want or result.get("truncated?") and isinstance(got, str) and want.startswith(got)):
+            problems.append(f"result final-text {got!r} is not turn {spoke[0]}'s answer {want!r}")
+    return problems
+
+
+def _check_turn(
+    config: MockConfig,
+    turn: int,
+    kind: str | None,
+    body: list[Mapping[str, Any]],
+    complete: Mapping[str, Any],
+) -> tuple[list[str], bool]:
+    """The problems of one turn, and whether it ran its whole script."""
+    problems: list[str] = []
+    if complete.get("turn") != turn:
+        problems.append(f"turn-complete says {complete.get('turn')!r}, expected {turn}")
+    got = [_strip(e) for e in body]
+    cut_short = complete.get("stop-reason") in ("aborted", "error")
+    if not got:
+        if not cut_short:
+            return [*problems, f"turn {turn} does not start with the user event"], False
+        if "usage" in complete:
+            problems.append(f"turn {turn} usage {complete.get('usage')!r}, but it made no model call")
+        return problems, False  # interrupted before its first step
+    text = got[0].get("text")
+    if got[0].get("type") != "user" or not isinstance(text, str):
+        return [*problems, f"turn {turn} does not start with the user event"], False
+    scripts = {"finalize": (False,), "full": (True,)}.get(kind or "", (True, False))
+    first_mismatch: list[str] = []
+    for tools in scripts:
+        request = TurnInput(text=text, kind="prompt" if tools else "finalize", turn=turn, tools=tools)
+        try:
+            want = [_wire_event(e) for e in script_events(config, request)]
+        except ValueError as exc:
+            return [*problems, f"turn {turn}: {exc}"], False
+        if cut_short:
+            n = 0
+            while n < min(len(got), len(want)) and got[n] == want[n]:
+                n += 1
+            answered = {e["tool-call-id"] for e in want[:n] if e["type"] == "tool-result"}
+            open_calls = [e for e in want[:n] if e["type"] == "tool-call" and e["id"] not in answered]
+            want = want[:n] + [_cancelled_result(call) for call in open_calls]
+            sent = want[:n]
         else:
-            problems.append(f"turn {turn}: got {len(got)} agent events, expected {len(want)}")
-    usage: dict[str, Any] = {}
-    for e in got:
-        if e.get("type") == "llm-end":
-            for k, v in (e.get("usage") or {}).items():
-                usage[k] = usage.get(k, 0) + v
-    if usage and complete.get("usage") != usage:
+            sent = want
+        if got == want:
+            return problems + _check_complete(turn, complete, sent, cut_short), not cut_short
+        if not first_mismatch:
+            first_mismatch = _first_difference(turn, got, want, "tool-free" if not tools else "full")
+    return problems + first_mismatch, False
+
+
+def _first_difference(turn: int, got: list[dict[str, Any]], want: list[dict[str, Any]], which: str) -> list[str]:
+    for i, (a, b) in enumerate(zip(got, want, strict=False)):
+        if a != b:
+            return [f"turn {turn} event {i}: got {a!r}, expected {b!r} ({which} script)"]
+    return [f"turn {turn}: got {len(got)} agent events, expected {len(want)} ({which} script)"]
+
+
+def _check_complete(turn: int, complete: Mapping[str, Any], sent: list[dict[str, Any]], cut_short: bool) -> list[str]:
+    """``turn-complete``: the usage of the turn's ``llm-end`` events; a whole turn stops with the
+    stop reason of its last one."""
+    problems: list[str] = []
+    usage = _usage_sum(sent)
+    if complete.get("usage", {}) != usage:
         problems.append(f"turn {turn} usage {complete.get('usage')!r} is not the sum {usage!r}")
+    if not cut_short:
+        reasons = [e["stop-reason"] for e in sent if e["type"] == "llm-end"]
+        want = reasons[-1] if reasons else "none"
+        if complete.get("stop-reason") != want:
+            problems.append(f"turn {turn} stop-reason {complete.get('stop-reason')!r}, expected {want!r}")
     return problems

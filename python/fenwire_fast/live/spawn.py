@@ -94,6 +94,7 @@ class LiveChild:
         self._kill_reason = ""
         self._terminated_at: float | None = None
         self._finished = False
+        self._death_status = "failed"
 
     @property
     def pid(self) -> int:
@@ -197,6 +198,11 @@ class LiveChild:
             self.failure = f"child {how} without an exit line"
             if self.killed:
                 self.failure += f" (killed {self.grace:g} s after {self._kill_reason})"
+            # decided when the death is found: a later cancel or clock does not change the outcome
+            if self.cancel_sent:
+                self._death_status = "cancelled"
+            elif self.deadline is not None and time.time() >= self.deadline:
+                self._death_status = "timed-out"
         self._finished = True
 
     @property
@@ -213,11 +219,7 @@ class LiveChild:
         """The run's status: the mirrored one, or the outcome when the child died without ``exit``."""
         if self.channel.exit is not None or self.failure is None:
             return self.channel.status
-        if self.cancel_sent:
-            return "cancelled"
-        if self.deadline is not None and time.time() >= self.deadline:
-            return "timed-out"
-        return "failed"
+        return self._death_status
 
     @property
     def error(self) -> str | None:
