@@ -155,8 +155,9 @@ def _totals(tracks: list[_Track]) -> tuple[int, int]:
 
 
 def _show_progress(progress: Progress, tracks: list[_Track], total: int, force: bool = False) -> None:
-    """A head line (children by status, events, bytes, rate) and, drawn live, a row per child
-    (up to 16 children) or a letter per child."""
+    """A head line (children by status, events, bytes, rate), then as much detail as the terminal
+    holds: a row per child when they all fit, else a letter per child in a grid as wide as the
+    terminal, else the head line alone. Nothing is ever wider or taller than the terminal."""
     if not progress.due(force):
         return
     elapsed = progress.elapsed()
@@ -166,13 +167,15 @@ def _show_progress(progress: Progress, tracks: list[_Track], total: int, force: 
     spawned = len(tracks)
     count = f"{spawned}/{total}" if spawned < total else f"{spawned}"
     rows = [
-        f"[{elapsed:5.1f}s] {count} children: {states} | {events:,} events "
-        f"{nbytes / 1e6:.2f} MB | {events / elapsed:,.0f} events/s"
+        f"[{elapsed:5.1f}s] {count} children | {events:,} events {nbytes / 1e6:.2f} MB "
+        f"{events / elapsed:,.0f}/s | {states}"
     ]
     if not progress.live:
         progress.show(rows)
         return
-    if len(tracks) <= 16:
+    width = progress.size()[0]
+    room = progress.rows_available() - 1
+    if len(tracks) <= room:
         for t in tracks:
             rows.append(
                 f"  {t.child.run:<10} {t.role:<9} {t.child.status:<10} "
@@ -181,11 +184,14 @@ def _show_progress(progress: Progress, tracks: list[_Track], total: int, force: 
             )
     else:
         letters = "".join(_LETTER.get(t.child.status, "?") for t in tracks)
-        for i in range(0, len(letters), 64):
-            rows.append("  " + letters[i : i + 64])
-        rows.append(
-            "  (s starting, r ready, R running, c closing, F finalizing, D done, C cancelled, X failed, T timed-out)"
-        )
+        per_row = max(1, min(width - 2, 100))
+        grid = ["  " + letters[i : i + per_row] for i in range(0, len(letters), per_row)]
+        legend = "  " + " ".join(f"{_LETTER[k]}={k}" for k in _LETTER)
+        if len(grid) + 1 <= room:
+            rows.extend(grid)
+            rows.append(legend)
+        elif len(grid) <= room:
+            rows.extend(grid)
     progress.show(rows)
 
 
@@ -331,6 +337,7 @@ def run_demo(
         seconds = time.monotonic() - started
         cpu = time.process_time() - cpu_started
         _show_progress(progress, tracks, children, force=True)
+        progress.clear()  # the summary starts on a clean screen
         checks = _check(tracks)
         rejections = len(checks[0][2])
         if timed_out:
@@ -364,12 +371,12 @@ def _summary(out: IO[str], report: DemoReport, tracks: list[_Track], implementat
     w(f"\nfenwire demo: {report.children} children, {implementation} backend, {report.seconds:.2f} s\n")
     drain = max(report.drain_seconds, 1e-9)
     w(
-        f"  events       {report.events:,}: {report.events / secs:,.0f} events/s overall, "
-        f"{report.events / drain:,.0f} events/s from first to last event ({report.drain_seconds:.2f} s)\n"
+        f"  events       {report.events:,}: {report.events / secs:,.0f}/s overall, "
+        f"{report.events / drain:,.0f}/s first to last ({report.drain_seconds:.2f} s)\n"
     )
     w(
         f"  bytes        {report.bytes:,}: {report.bytes / secs / 1e6:,.2f} MB/s overall, "
-        f"{report.bytes / drain / 1e6:,.2f} MB/s from first to last event\n"
+        f"{report.bytes / drain / 1e6:,.2f} MB/s first to last\n"
     )
     if report.events:
         w(
@@ -380,7 +387,9 @@ def _summary(out: IO[str], report: DemoReport, tracks: list[_Track], implementat
     w(f"  controls     {sent} sent; rejections {report.rejections}\n")
     counts = Counter(report.statuses.values())
     w("  exits        " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + "\n")
-    for t in tracks:
+    # every child when they are few; else the first eight and any that did not end as expected
+    listed = [t for i, t in enumerate(tracks) if len(tracks) <= 16 or i < 8 or t.child.status != t.expected_status]
+    for t in listed:
         child = t.child
         aborted = any(e["type"] == "turn-complete" and e.get("stop-reason") == "aborted" for e in t.events)
         note = " (mid-turn)" if t.role in ("finalize", "cancel") and aborted else ""
@@ -388,6 +397,8 @@ def _summary(out: IO[str], report: DemoReport, tracks: list[_Track], implementat
             f"    {child.run:<10} {t.role:<9}{note:<11} {child.status:<10} exit code {child.returncode}  "
             f"turns {t.turns_done}  events {len(t.events)}\n"
         )
+    if len(listed) < len(tracks):
+        w(f"    ... and {len(tracks) - len(listed)} more, each ended as expected\n")
     for name, passed, problems in report.checks:
         w(f"  [{'ok' if passed else 'FAIL'}] {name}\n")
         for problem in problems[:10]:
