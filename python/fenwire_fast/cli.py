@@ -17,7 +17,9 @@ import io
 import json
 import math
 import os
+import signal
 import sys
+import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import IO, TYPE_CHECKING
@@ -292,6 +294,9 @@ def demo_main(argv: Sequence[str] | None = None) -> int:
         paced.check()
     except ValueError as exc:
         parser.error(str(exc))
+    previous = None
+    if threading.current_thread() is threading.main_thread():  # so the hub's cleanup runs on the way out
+        previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         report = run_demo(
             args.children, config=config, paced=paced, timeout=args.timeout, live=False if args.plain else None
@@ -299,6 +304,9 @@ def demo_main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("fenwire demo: interrupted", file=sys.stderr)
         return 130
+    except _Terminated:
+        print("fenwire demo: terminated; the children were stopped and their files removed", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except BrokenPipeError:  # e.g. piped into head: the children were cleaned up on the way out
         try:
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the interpreter's final flush
@@ -308,7 +316,18 @@ def demo_main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         print(f"fenwire demo: {exc}", file=sys.stderr)
         return 1
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     return 0 if report.ok else 1
+
+
+class _Terminated(Exception):
+    """SIGTERM arrived: unwind, so that every ``with`` block cleans up."""
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise _Terminated
 
 
 # ---------------------------------------------------------------------------------------------

@@ -110,3 +110,32 @@ def test_fenwire_demo_end_to_end() -> None:
     assert out.count("[ok]") == 4 and "[FAIL]" not in out
     assert "cancelled 1, done 3" in out
     assert "\x1b[" not in out  # not a terminal: plain lines
+
+
+def test_demo_cleans_up_on_sigterm(tmp_path: Path) -> None:
+    """A parent stopped by SIGTERM (a service manager, `kill`) stops its children and removes their
+    private directories on the way out."""
+    import signal
+    import time
+
+    env = {**os.environ, "TMPDIR": str(tmp_path), **child_env()}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fenwire_fast.cli", "demo", "--children", "3", "--deltas", "200000", "--plain"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        end = time.monotonic() + 60
+        while sum(1 for d in tmp_path.glob("fenwire-*") if (d / "events.jsonl").stat().st_size > 0) < 3:
+            assert proc.poll() is None and time.monotonic() < end, proc.communicate()
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "terminated" in err and "Traceback" not in err
+    assert list(tmp_path.glob("fenwire-*")) == []
