@@ -223,10 +223,16 @@ class LiveChild:
 
     @property
     def error(self) -> str | None:
-        """Why the run did not end well, when it did not: the exit's error, a channel error or a failure."""
+        """Why the run did not end well, when it did not: the exit's error, a channel error, or a
+        failure; a child that died without an ``exit`` line gets the last lines of its log too."""
         if self.channel.exit is not None and self.channel.exit.get("error"):
             return str(self.channel.exit["error"])
-        return self.channel.error or self.failure
+        if self.channel.error is not None or self.failure is None:
+            return self.channel.error
+        tail = self.log_text(4096).rstrip().splitlines()[-8:]
+        if not tail:
+            return self.failure
+        return self.failure + "; its log ends:\n" + "\n".join("  " + line for line in tail)
 
     def wait(self, timeout: float | None = None, *, interval: float = 0.01) -> str:
         """Poll until the child has finished; return :attr:`status`. Raises ``TimeoutError``."""
@@ -297,13 +303,17 @@ def spawn(
     cwd: str | None = None,
     max_bytes: int | None = None,
     final_text_cap: int | None = None,
+    agent: str | None = None,
+    agent_config: Mapping[str, Any] | None = None,
 ) -> LiveChild:
     """Start a live child and return it (see the module docstring).
 
     ``prompt`` is written as the first control before the process starts (``None``: no prompt).
     ``deadline`` (Unix seconds) or ``timeout`` (seconds from now) sets ``FEN_WIRE_DEADLINE``.
     ``mock`` configures the built-in mock agent (a ``MockConfig`` or a dict of knobs; it becomes
-    ``FENWIRE_MOCK``). ``directory``: where to create the private directory (default: the system
+    ``FENWIRE_MOCK``). ``agent`` runs your own agent instead of the mock, as ``"module:factory"``
+    (``fenwire child --agent``; the module must be importable by the child), and ``agent_config``
+    is the JSON-able mapping given to the factory. ``directory``: where to create the private directory (default: the system
     temp dir). ``env`` adds variables to the inherited environment. ``max_bytes`` bounds each read
     of the event file; ``final_text_cap`` the final-text file a ``result`` may name (see
     :class:`~fenwire_fast.live.channel.Channel`)."""
@@ -328,8 +338,15 @@ def spawn(
         child_env = dict(os.environ)
         if env:
             child_env.update(env)
+        if agent is None and agent_config is not None:
+            raise ValueError("agent_config needs agent")
+        if agent is not None and (command is not None or mock is not None):
+            raise ValueError("agent runs in this package's own child: it cannot be used with command or mock")
         if command is None:
-            command = child_command()
+            extra = [] if agent is None else ["--agent", agent]
+            if agent_config is not None:
+                extra += ["--agent-config", json.dumps(dict(agent_config), separators=(",", ":"))]
+            command = child_command(*extra)
             if not _on_default_path(_PACKAGE_ROOT):  # e.g. running from a source tree
                 old_path = child_env.get("PYTHONPATH")
                 child_env["PYTHONPATH"] = _PACKAGE_ROOT + (os.pathsep + old_path if old_path else "")
