@@ -5,8 +5,9 @@ Feeds both backends the same random, mutated and adversarial inputs and compares
 every result, type for type: decoded messages (key order, int vs float vs bool, the sign of
 -0.0), rejections (code, reason, fatal, seq, type, run, errors), `validate` and `encode` of
 Python dicts, `Sender.next`, the receiver's `seq` after every line, `Receiver.feed` and `Framer`
-over random splits of a stream (output and `buffered` after every piece), and the text
-primitives. Exits 1 on the first difference(s), printing a reproducer.
+over random splits of a stream (output and `buffered` after every piece), `Receiver.scan` (the
+backends against each other, and each against its own `feed` line for line, with `feed` and
+`scan` calls alternating on one receiver), and the text primitives. Exits 1 on the first difference(s), printing a reproducer.
 
     python scripts/differential.py -n 20000 --seed 1
 """
@@ -25,7 +26,7 @@ import orjson
 from fenwire_fast import _native as rust
 from fenwire_fast import _pure as pure
 from fenwire_fast._schema import CONTROL_SCHEMAS, ENUMS, EVENT_SCHEMAS
-from fenwire_fast._types import MAX_LINE_BYTES, Rejection
+from fenwire_fast._types import MAX_LINE_BYTES, Rejection, Scanned
 
 # ---------------------------------------------------------------------------------------------
 # Strict comparison
@@ -573,6 +574,90 @@ def check_feed(rng: random.Random) -> None:
         check("Framer.buffered", repro, fa.buffered, fb.buffered)
 
 
+def scan_stream(rng: random.Random, direction: str) -> bytes:
+    """A stream for `scan`: random lines mixed with valid messages whose seq mostly increases (so
+    many lines are accepted), empty lines, `\r`, over-long lines; sometimes bytes mutated."""
+    parts: list[bytes] = []
+    seq = rng.choice([0, 60])  # random lines carry seqs up to 50
+    for _ in range(rng.randint(0, 20)):
+        r = rng.random()
+        if r < 0.45:
+            msg = random_message(rng)
+            while rng.random() < 0.9 and msg["type"] not in (
+                EVENT_SCHEMAS if direction == "event" else CONTROL_SCHEMAS
+            ):
+                msg = random_message(rng)
+            seq += rng.choice([1, 1, 1, 1, 1, 2, 0, -1])
+            msg["seq"] = max(seq, 0) if rng.random() < 0.9 else rng.choice([float(max(seq, 1)), 2**53, "3"])
+            parts.append(orjson.dumps(msg))
+        elif r < 0.8:
+            line = random_line(rng)
+            parts.append(line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line)
+        elif r < 0.88:
+            parts.append(rng.choice([b"", b"\r", b" ", b"\t"]))
+        elif r < 0.93:
+            parts.append(b"x" * rng.choice([65535, 65536, 65537, 70000]))
+        else:
+            msg = random_message(rng)
+            seq += 1
+            msg["seq"] = seq
+            msg["pad"] = "\u00e9\\n" * rng.choice([10, 3000, 21000])
+            parts.append(orjson.dumps(msg))
+    data = bytearray(b"\n".join(parts))
+    for _ in range(rng.choice([0, 0, 0, 0, 0, 1, 3])):
+        if data:
+            data[rng.randrange(len(data))] = rng.choice([0, 10, 13, 34, 92, 0xC3, 0xFF, rng.randrange(256)])
+    if rng.random() < 0.8:
+        data += b"\n"
+    return bytes(data)
+
+
+def as_scanned(results: list[Any], lines: list[bytes]) -> list[Any]:
+    """`feed`'s results as `scan` must give them: each dict as `Scanned(type, int(seq), line)`."""
+    assert len(results) == len(lines), (len(results), len(lines))
+    return [
+        r if isinstance(r, Rejection) else Scanned(r["type"], int(r["seq"]), ln)
+        for r, ln in zip(results, lines, strict=True)
+    ]
+
+
+def check_scan(rng: random.Random) -> None:
+    direction = rng.choice(["event", "control"])
+    data = scan_stream(rng, direction)
+    pieces = splits(rng, data)
+    sa, sb = pure.Receiver(direction), rust.Receiver(direction)  # scan only
+    fa, fb = pure.Receiver(direction), rust.Receiver(direction)  # feed only: the reference
+    ma, mb = pure.Receiver(direction), rust.Receiver(direction)  # feed and scan alternating
+    framer = pure.Framer()
+    for i, piece in enumerate(pieces):
+        kind = rng.choice([bytes, bytes, bytes, bytearray, memoryview])
+        arg = kind(piece)
+
+        def repro(i: int = i) -> str:
+            return f"Receiver({direction!r}).scan over pieces {[p[:200] for p in pieces[: i + 1]]!r:.900}"
+
+        a = outcome(lambda: sa.scan(arg))
+        b = outcome(lambda: sb.scan(arg))
+        check("Receiver.scan", repro, a, b, wire=True)
+        check("Receiver.scan seq", repro, sa.seq, sb.seq)
+        check("Receiver.scan buffered", repro, sa.buffered, sb.buffered)
+        lines = [ln for ln in framer.feed(piece) if ln]
+        want_a = ("ok", as_scanned(fa.feed(piece), lines))
+        want_b = ("ok", as_scanned(fb.feed(piece), lines))
+        check("pure scan vs pure feed", repro, want_a, a)
+        check("rust scan vs rust feed", repro, want_b, b)
+        method = rng.choice(["feed", "scan"])
+        ma_out = outcome(lambda: getattr(ma, method)(arg))
+        mb_out = outcome(lambda: getattr(mb, method)(arg))
+        check(f"alternating {method}", repro, ma_out, mb_out, wire=True)
+        if method == "feed" and ma_out[0] == "ok":
+            ma_out = ("ok", as_scanned(ma_out[1], lines))
+            mb_out = ("ok", as_scanned(mb_out[1], lines))
+        check(f"alternating {method} vs scan", repro, b, mb_out)
+        check("alternating seq", repro, (ma.seq, ma.buffered), (sb.seq, sb.buffered))
+        check("alternating seq", repro, (mb.seq, mb.buffered), (sb.seq, sb.buffered))
+
+
 def check_text(rng: random.Random) -> None:
     text = random_text(rng)
     limit = rng.choice([-5, -1, 0, 1, 2, 3, 4, 5, 6, 10, 40, 60, 100, 160, 4096, 2**40])
@@ -603,6 +688,7 @@ def main() -> int:
     parser.add_argument("-n", type=int, default=20000, help="number of cases (default 20000)")
     parser.add_argument("--seed", type=int, default=None, help="random seed (default: time-based)")
     parser.add_argument("--max-diffs", type=int, default=5, help="stop after this many differences")
+    parser.add_argument("--only", default="", help="comma-separated case kinds to run (default: all)")
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else int(time.time())
     rng = random.Random(seed)
@@ -612,9 +698,12 @@ def main() -> int:
         ("sender", lambda: check_sender(rng), 0.06),
         ("receiver", lambda: check_receiver(rng), 0.1),
         ("feed", lambda: check_feed(rng), 0.07),
+        ("scan", lambda: check_scan(rng), 0.07),
         ("text", lambda: check_text(rng), 0.12),
         ("misc", lambda: check_misc(rng), 0.03),
     ]
+    if args.only:
+        kinds = [k for k in kinds if k[0] in args.only.split(",")]
     names = [k[0] for k in kinds]
     weights = [k[2] for k in kinds]
     funcs = {k[0]: k[1] for k in kinds}

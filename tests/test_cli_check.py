@@ -6,11 +6,18 @@ import io
 import os
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import fenwire_fast as fw
 import orjson
+import pytest
+from fenwire_fast import cli
 from fenwire_fast.cli import check_file
+from fenwire_fast.text import printable
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_properties import stream_lines
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -193,3 +200,44 @@ def test_an_ascii_only_stdout_gets_escapes_not_a_traceback(tmp_path: Path) -> No
     assert proc.returncode == 1, proc.stderr
     assert b"Traceback" not in proc.stderr
     assert b"\\xe9.jsonl:1: unknown-type" in proc.stdout
+
+
+def reference_check(path: Path, direction: str) -> tuple[str, int, dict[str, int]]:
+    """`fenwire check` as it was before it used `Receiver.scan`: a Framer and `receive` per line."""
+    rx, framer = fw.Receiver(direction), fw.Framer()
+    out, lineno, codes = [], 0, Counter[str]()
+    data = path.read_bytes()
+    pieces = [data[i : i + 7919] for i in range(0, len(data), 7919)]
+    for chunk in pieces:
+        lines = framer.feed(chunk)
+        if chunk is pieces[-1] and framer.buffered:
+            lines += framer.feed(b"\n")  # a final line without a newline is checked too
+        for ln in lines:
+            lineno += 1
+            if ln:
+                _, rej = rx.receive(ln)
+                if rej is not None:
+                    codes[rej.code] += 1
+                    out.append(f"{path}:{lineno}: {rej.code}: {printable(rej.reason)}\n")
+    return "".join(out), lineno, dict(codes)
+
+
+@settings(max_examples=60)
+@given(stream_lines, st.booleans(), st.sampled_from([1, 5, 64, 4096, 65536, 65537, 1 << 20]))
+def test_check_matches_the_line_by_line_reference(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[bytes], terminated: bool, chunk: int
+) -> None:
+    """Line numbers and rejections exactly as a Framer plus `receive` per line gives them, for any
+    stream (over-long lines, empty lines, no final newline) and any read size."""
+    path = tmp_path_factory.mktemp("check") / "s.jsonl"
+    data = b"\n".join(lines) + (b"\n" if terminated else b"")
+    path.write_bytes(data)
+    old = cli.CHUNK_BYTES
+    cli.CHUNK_BYTES = chunk
+    try:
+        out = io.StringIO()
+        lineno, codes = check_file(str(path), "control", out=out, err=io.StringIO(), progress=False)
+    finally:
+        cli.CHUNK_BYTES = old
+    want_out, want_lines, want_codes = reference_check(path, "control")
+    assert (out.getvalue(), lineno, dict(codes)) == (want_out, want_lines, want_codes)

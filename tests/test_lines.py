@@ -9,7 +9,7 @@ from types import ModuleType
 
 import pytest
 from conftest import assert_strict_equal
-from fenwire_fast import Rejection
+from fenwire_fast import Rejection, Scanned
 from fenwire_fast.lines import MISSING, OK, TRUNCATED, LineReader, Tailer
 
 R_TOO_LARGE = "line is 65536 bytes or more; the limit is 65535"
@@ -293,3 +293,25 @@ class TestTailer:
         t = Tailer(tmp_path / "x", "control")
         assert type(t.receiver) is fenwire_fast.Receiver
         assert t.receiver.direction == "control"
+
+    def test_scan_mode_forwards_exact_lines(self, tmp_path: Path, backend: ModuleType) -> None:
+        path = tmp_path / "events.jsonl"
+        lines = [ev(i, "x" * (i % 300)) for i in range(1, 801)]
+        bad = b"h" * 150000
+        path.write_bytes(b"\n".join(lines[:400] + [bad, b"", b"nope"] + lines[400:]) + b"\n" + ev(9999)[:20])
+        t = Tailer(path, "event", receiver=backend.Receiver("event"), scan=True)
+        got = []
+        for _ in range(50):
+            got += t.poll()[0]
+        assert [x.line for x in got if isinstance(x, Scanned)] == lines
+        assert [x.seq for x in got if isinstance(x, Scanned)] == list(range(1, 801))
+        assert {x.type for x in got if isinstance(x, Scanned)} == {"assistant-text-delta"}
+        assert [x.code for x in got if isinstance(x, Rejection)] == ["too-large", "malformed"]
+        assert t.receiver.buffered == 20
+        feed = Tailer(path, "event", receiver=backend.Receiver("event"))
+        fed = []
+        for _ in range(50):
+            fed += feed.poll()[0]
+        assert [x["seq"] if type(x) is dict else x for x in fed] == [
+            x.seq if isinstance(x, Scanned) else x for x in got
+        ]

@@ -30,6 +30,7 @@ from ._types import (
     SUMMARY_BYTES,
     VERSION,
     Rejection,
+    Scanned,
     is_control_type,
     is_event_type,
 )
@@ -102,6 +103,7 @@ __all__ = [
     "DISPLAY_EVENT_TYPES",
     "LIFECYCLE_EVENT_TYPES",
     "Rejection",
+    "Scanned",
     "is_event_type",
     "is_control_type",
     "decode",

@@ -2,7 +2,7 @@
 
 from typing import Any, Final, Self, final
 
-from ._types import Rejection
+from ._types import Rejection, Scanned
 
 __all__ = [
     "IMPLEMENTATION",
@@ -49,6 +49,16 @@ class Receiver:
     def buffered(self) -> int: ...
     def receive(self, line: object) -> tuple[dict[str, Any] | None, Rejection | None]: ...
     def feed(self, data: bytes | bytearray | memoryview) -> list[dict[str, Any] | Rejection]: ...
+    def scan(self, data: bytes | bytearray | memoryview) -> list[Scanned | Rejection]:
+        """``feed`` without dicts: the same framing, line cap, checks, seq rules and rejections, in
+        order, but each accepted line comes back as ``Scanned(type, seq, line)`` with ``line`` its
+        exact bytes (no newline). Shares the framer buffer and ``seq`` with ``feed``.
+
+        The framing and checking run with the GIL released (chunks of 4096 bytes or more), so
+        threads draining their own receivers use several cores; a ``bytearray`` or
+        ``memoryview`` is copied first. A receiver is for one thread at a time: a call on it
+        while another thread's ``scan`` runs raises ``RuntimeError`` (already borrowed).
+        """
 
 @final
 class Framer:

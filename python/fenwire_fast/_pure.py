@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from ._schema import CONTROL_SCHEMAS, ENUMS, EVENT_SCHEMAS, Schema
-from ._types import MAX_LINE_BYTES, MAX_SAFE_INTEGER, VERSION, Rejection
+from ._types import MAX_LINE_BYTES, MAX_SAFE_INTEGER, VERSION, Rejection, Scanned
 
 __all__ = [
     "IMPLEMENTATION",
@@ -628,6 +628,15 @@ class Receiver:
     def feed(self, data: bytes) -> list[Any]:
         """Frame ``data``, receive every complete non-empty line, and return the messages and
         rejections in order. An unterminated tail waits for the next call."""
+        return self._drain(data, False)
+
+    def scan(self, data: bytes) -> list[Any]:
+        """:meth:`feed` without dicts: the same framing, checks, seq rules and rejections, but each
+        accepted line comes back as ``Scanned(type, seq, line)``, ``line`` being its exact bytes
+        (no newline). Shares the framer buffer and ``seq`` with :meth:`feed`."""
+        return self._drain(data, True)
+
+    def _drain(self, data: bytes, scanned: bool) -> list[Any]:
         out: list[Any] = []
         append = out.append
         receive = self.receive
@@ -645,7 +654,7 @@ class Receiver:
                     msg = None
                 if type(msg) is dict:
                     seq = msg.get("seq")
-                    type_name = msg.get("type")
+                    type_name: Any = msg.get("type")
                     checker = checkers.get(type_name) if type(type_name) is str else None
                     if (
                         checker is not None
@@ -657,10 +666,13 @@ class Receiver:
                         and checker.fast_ok(msg)
                     ):
                         self.seq = seq
-                        append(msg)
+                        append(Scanned(type_name, seq, line) if scanned else msg)
                         continue
             msg, rejection = receive(line)
-            append(rejection if msg is None else msg)
+            if msg is None:
+                append(rejection)
+            else:
+                append(Scanned(msg["type"], self.seq, line) if scanned else msg)
         return out
 
 

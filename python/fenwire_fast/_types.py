@@ -1,12 +1,12 @@
-"""Constants, message-type sets and ``Rejection``: defined once, shared by both backends.
+"""Constants, message-type sets, ``Rejection`` and ``Scanned``: defined once, shared by both backends.
 
-The Rust extension imports this module and builds the same ``Rejection`` objects, so equality,
-``isinstance`` and ``repr`` behave the same whichever backend made them.
+The Rust extension imports this module and builds the same ``Rejection`` and ``Scanned`` objects, so
+equality, ``isinstance`` and ``repr`` behave the same whichever backend made them.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 __all__ = [
     "VERSION",
@@ -25,6 +25,7 @@ __all__ = [
     "EVENT_TYPES",
     "CONTROL_TYPES",
     "Rejection",
+    "Scanned",
     "is_event_type",
     "is_control_type",
 ]
@@ -165,3 +166,17 @@ class Rejection:
         if self.errors is not None:
             out["errors"] = [{"field": f, "message": m} for f, m in self.errors]
         return out
+
+
+class Scanned(NamedTuple):
+    """A line ``Receiver.scan`` accepted: valid, in order, not turned into a dict.
+
+    ``type`` is the message's type, ``seq`` its sequence number (always an ``int``, even when the
+    line wrote it as ``2.0``) and ``line`` the exact bytes of the line as received, without its
+    newline: pass them on as they are. Immutable, equal by value (a ``typing.NamedTuple``, so also
+    equal to the plain tuple ``(type, seq, line)``), picklable.
+    """
+
+    type: str
+    seq: int
+    line: bytes

@@ -24,7 +24,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import IO, TYPE_CHECKING
 
-from . import IMPLEMENTATION, Framer, Receiver
+from . import IMPLEMENTATION, Receiver
+from ._types import MAX_LINE_BYTES, Rejection
 from .progress import Progress
 from .text import printable
 
@@ -58,12 +59,17 @@ def check_file(
     characters and undecodable bytes in the file name and the reason are escaped
     (:func:`fenwire_fast.text.printable`), so nothing in the file can forge an output line or
     reach the terminal raw.
+
+    Each chunk goes through :meth:`Receiver.scan` (no dict per line; on the Rust backend the
+    checking runs with the GIL released). Line numbers are counted alongside by
+    :class:`_LineNumbers`, which frames exactly like the receiver: only a chunk with a rejection
+    is walked line by line, to number it.
     """
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
     receiver = Receiver(direction)
-    framer = Framer()
-    receive = receiver.receive
+    scan = receiver.scan
+    numbers = _LineNumbers()
     codes: Counter[str] = Counter()
     lineno = 0
     done = 0
@@ -76,26 +82,89 @@ def check_file(
             chunk = handle.read(CHUNK_BYTES)
             at_end = not chunk
             if at_end:
-                if not framer.buffered:
+                if not receiver.buffered:
                     break
                 chunk = b"\n"  # check a final line that has no newline
             done += len(chunk)
-            for line in framer.feed(chunk):
-                lineno += 1
-                if not line:
-                    continue
-                msg, rejection = receive(line)
-                if rejection is not None:
-                    codes[rejection.code] += 1
-                    if not quiet:
-                        meter.clear()
-                        out.write(f"{shown}:{lineno}: {rejection.code}: {printable(rejection.reason)}\n")
+            results = scan(chunk)
+            if Rejection in map(type, results):
+                count, nonempty = numbers.advance(chunk, numbered=True)
+                for n, result in zip(nonempty, results, strict=True):
+                    if type(result) is Rejection:
+                        codes[result.code] += 1
+                        if not quiet:
+                            meter.clear()
+                            out.write(f"{shown}:{lineno + n}: {result.code}: {printable(result.reason)}\n")
+            else:
+                count, _ = numbers.advance(chunk, numbered=False)
+            lineno += count
             _show_check_progress(meter, min(done, total), total, lineno)
             if at_end:
                 break
         _show_check_progress(meter, total, total, lineno, force=True)
         meter.clear()
     return lineno, codes
+
+
+class _LineNumbers:
+    """The receiver's framing (``Framer``'s rules: split on ``\\n``, a line reaching the cap counts
+    once, the rest of it up to its newline is skipped), kept as two numbers: how many lines each
+    chunk completes, and, when asked, which of them (1-based in the chunk) are not empty. Those
+    are the lines ``Receiver.scan`` returns one result each for, in order."""
+
+    __slots__ = ("held", "skipping", "cap")
+
+    def __init__(self, cap: int = MAX_LINE_BYTES) -> None:
+        self.held = 0  # bytes of an unterminated line
+        self.skipping = False  # inside the rest of a line that reached the cap
+        self.cap = cap
+
+    def advance(self, chunk: bytes, *, numbered: bool) -> tuple[int, list[int]]:
+        """``(lines completed, numbers of the non-empty ones)`` for the next chunk (the numbers
+        only when ``numbered``)."""
+        cap = self.cap
+        nonempty: list[int] = []
+        count = 0
+        pos = 0
+        if self.skipping:
+            nl = chunk.find(b"\n")
+            if nl < 0:
+                return 0, nonempty
+            self.skipping = False
+            pos = nl + 1
+        if self.held:
+            nl = chunk.find(b"\n", pos)
+            if nl < 0:
+                self.held += len(chunk) - pos
+                if self.held >= cap:
+                    self.held = 0
+                    self.skipping = True
+                    return 1, [1]
+                return 0, nonempty
+            self.held = 0
+            count = 1
+            nonempty.append(1)
+            pos = nl + 1
+        if numbered:
+            find = chunk.find
+            while (nl := find(b"\n", pos)) >= 0:
+                count += 1
+                if nl > pos:
+                    nonempty.append(count)
+                pos = nl + 1
+        else:
+            last = chunk.rfind(b"\n", pos)
+            if last >= 0:
+                count += chunk.count(b"\n", pos)
+                pos = last + 1
+        tail = len(chunk) - pos
+        if tail >= cap:
+            count += 1
+            nonempty.append(count)
+            self.skipping = True
+        else:
+            self.held = tail
+        return count, nonempty
 
 
 def _show_check_progress(meter: Progress, done: int, total: int, lines: int, force: bool = False) -> None:

@@ -10,6 +10,19 @@
   it on its next tick, not minutes later.
 - :class:`Tailer` is the parents' fast path: each :meth:`Tailer.poll` reads the next chunk and hands
   it to :meth:`Receiver.feed`, which frames, decodes, validates and checks ``seq`` in one call.
+  With ``scan=True`` it hands it to :meth:`Receiver.scan` instead: the same checks, but each
+  accepted line comes back as ``Scanned(type, seq, line)`` rather than a dict. That is the mode of
+  a parent that forwards: it checks that the child speaks the protocol and passes each line on as
+  it is (to a log, a socket, a bus), never building a dict; on the Rust backend the checking runs
+  with the GIL released, so a thread per child uses a core per child::
+
+      tailer = Tailer(path, "event", scan=True)
+      items, status = tailer.poll()
+      for item in items:
+          if isinstance(item, Scanned):
+              sink.write(item.line + b"\n")   # valid and in order: forward the exact bytes
+          else:
+              report(item)                     # a Rejection, as Receiver.feed gives it
 
 Both report a status: ``"ok"``, ``"missing"`` (the file does not exist yet; retried on the next
 call) or ``"truncated"`` (the file shrank below the consumed offset).
@@ -175,6 +188,9 @@ class Tailer:
 
     A partial last line waits in the receiver until its newline arrives, so a writer killed
     mid-line never has its partial line delivered.
+
+    With ``scan=True``, :meth:`poll` uses :meth:`Receiver.scan`: accepted lines come back as
+    ``Scanned(type, seq, line)`` records instead of dicts (rejections are the same).
     """
 
     def __init__(
@@ -184,12 +200,14 @@ class Tailer:
         *,
         max_bytes: int = DRAIN_BYTE_BUDGET,
         receiver: Any = None,
+        scan: bool = False,
     ) -> None:
         if max_bytes < 1:
             raise ValueError("max_bytes must be positive")
         self._cursor = _FileCursor(path)
         self.max_bytes = max_bytes
         self.receiver = receiver if receiver is not None else Receiver(direction)
+        self.scan = scan
 
     @property
     def path(self) -> str:
@@ -206,13 +224,16 @@ class Tailer:
         return size is not None and size != self._cursor.offset
 
     def poll(self) -> tuple[list[Any], str]:
-        """Read the next chunk; return ``(messages_and_rejections, status)``."""
+        """Read the next chunk; return ``(messages_and_rejections, status)`` (``Scanned`` records
+        in place of messages with ``scan=True``)."""
         cursor = self._cursor
         status = cursor.idle_status()
         if status is not None:
             return [], status
         chunk = cursor.read(self.max_bytes)
         cursor.offset += len(chunk)
+        if self.scan:
+            return self.receiver.scan(chunk), OK
         return self.receiver.feed(chunk), OK
 
     def close(self) -> None:

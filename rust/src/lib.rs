@@ -10,12 +10,14 @@
 //! - [`schema`]: the protocol's tables (keys, types, payload schemas, codes, reasons) and the
 //!   validator;
 //! - [`codec`]: decode (bytes to a validated message or a rejection) and the receiver's seq rules;
+//! - [`drain`]: a chunk framed, validated and seq-checked with no value built (`Receiver.scan`);
 //! - [`text`]: the text primitives (UTF-8 prefixes, line truncation, scrubbing).
 //!
 //! With the `python` cargo feature (turned on by maturin), [`python`] is the PyO3 binding,
 //! `fenwire_fast._native`, which builds Python objects straight from the parser.
 
 pub mod codec;
+pub mod drain;
 pub mod framer;
 pub mod json;
 pub mod message;

@@ -9,6 +9,7 @@
 
 pub(crate) mod parser;
 mod scan;
+mod skip;
 
 pub use scan::scan_plain;
 

@@ -12,6 +12,10 @@ use crate::schema::{short_eq, Fields, KeyId, Shape};
 /// A [`Sink`] that can build a protocol message's top-level object: told which known field a
 /// key or string value is, so it may reuse objects it expects to repeat.
 pub trait MessageSink: Sink {
+    /// False for a sink that builds nothing ([`NullSink`]): the values the validator does not
+    /// read are then checked without being decoded ([`Parser::skip_value`]).
+    const BUILDS: bool = true;
+
     /// A key of the top-level object; `known` is set when it is one of the protocol's names.
     #[inline]
     fn field_key(
@@ -72,6 +76,12 @@ macro_rules! top_as_object {
 }
 
 impl MessageSink for RustSink {
+    top_as_object!();
+}
+
+/// Validation without objects (`Receiver.scan`): the shapes are recorded, no value is built.
+impl MessageSink for NullSink {
+    const BUILDS: bool = false;
     top_as_object!();
 }
 
@@ -200,6 +210,10 @@ impl Parser<'_> {
             fields.saw_key(index, known);
             index += 1;
             let v = match known {
+                None if !S::BUILDS => {
+                    self.skip_value()?;
+                    sink.null().map_err(ParseError::Sink)?
+                }
                 None => self.value(sink)?,
                 Some(id) => {
                     let (v, shape) = self.shaped_value(sink, id, true, fields)?;
@@ -228,6 +242,9 @@ impl Parser<'_> {
         fields: &mut Fields,
     ) -> Result<(S::Value, Shape), ParseError<S::Error>> {
         match self.peek() {
+            Some(b'"' | b'{' | b'[') if !(S::BUILDS || top && id.keeps_text()) => {
+                self.skipped_shape(sink, id, top, fields)
+            }
             Some(b'"') => {
                 let (loc, ascii) = self.string()?;
                 let s = self.resolve(loc);
@@ -283,6 +300,36 @@ impl Parser<'_> {
             None => syntax(SyntaxError::UnexpectedEnd),
             Some(_) => syntax(SyntaxError::UnexpectedChar(self.pos)),
         }
+    }
+
+    /// [`Parser::shaped_value`] of a string or container for a sink that builds nothing: checked
+    /// without decoding (a top-level array still records its items' shapes, for `refs`).
+    #[inline]
+    fn skipped_shape<S: MessageSink>(
+        &mut self,
+        sink: &mut S,
+        id: KeyId,
+        top: bool,
+        fields: &mut Fields,
+    ) -> Result<(S::Value, Shape), ParseError<S::Error>> {
+        let start = self.pos;
+        let shape = match self.bytes[start] {
+            b'"' => {
+                self.skip_string()?;
+                Shape::Str(None)
+            }
+            b'[' if top => return self.shaped_array(sink, id, fields),
+            open => {
+                self.skip_value()?;
+                let empty = is_empty_container(&self.bytes[start..self.pos]);
+                if open == b'{' {
+                    Shape::Object { empty }
+                } else {
+                    Shape::Array { empty }
+                }
+            }
+        };
+        Ok((sink.null().map_err(ParseError::Sink)?, shape))
     }
 
     fn shaped_array<S: MessageSink>(

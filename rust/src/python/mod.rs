@@ -9,7 +9,8 @@
 //! One module per concern: raw CPython calls in [`ffi`], cached objects in [`interned`] and
 //! [`repeated`], object building in [`sink`], rejections in [`rejection`], the entry points in
 //! [`decode`], [`validate`], [`encode`] and [`text`], and the classes in [`sender`],
-//! [`receiver`] and [`framer`]; [`tables`] exposes the protocol tables to the tests.
+//! [`receiver`] and [`framer`]; `Receiver.scan`'s records are made in [`scanned`]; [`tables`]
+//! exposes the protocol tables to the tests.
 
 mod decode;
 mod encode;
@@ -19,6 +20,7 @@ mod interned;
 mod receiver;
 mod rejection;
 mod repeated;
+mod scanned;
 mod sender;
 mod sink;
 mod tables;

@@ -1,5 +1,6 @@
 //! The `Receiver` class: frames incoming bytes, decodes each line and applies the sequence
-//! rules; `feed` is the hot drain loop, with no Python-level loop per line.
+//! rules; `feed` is the hot drain loop, with no Python-level loop per line, and `scan` the same
+//! drain without dicts, its checking done with the GIL released.
 
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
@@ -9,9 +10,11 @@ use super::framer::feed_bytes;
 use super::interned::{interned, Interned};
 use super::rejection::{ok_pair, rejected_pair, rejection_to_py};
 use super::repeated::RepeatedValues;
+use super::scanned::scanned_list;
 use super::sink::Members;
 use super::validate::{checked_direction, parse_direction};
 use crate::codec::SeqState;
+use crate::drain::{scan_into, ReceiverState, Scan};
 use crate::framer::Framer as CoreFramer;
 use crate::schema::{Direction, Fields, MAX_LINE_BYTES};
 
@@ -23,7 +26,13 @@ pub(super) struct Receiver {
     framer: CoreFramer,
     fields: Fields,
     repeated: RepeatedValues,
+    /// `scan`'s outcomes, reused from call to call.
+    scan: Scan,
 }
+
+/// Chunks at least this long are checked with the GIL released; shorter ones take less time
+/// than handing the GIL over and back.
+const DETACH_MIN_BYTES: usize = 4096;
 
 impl Receiver {
     /// Receive one line's bytes: the message, or the rejection after the seq rules.
@@ -66,6 +75,7 @@ impl Receiver {
             framer: CoreFramer::new(MAX_LINE_BYTES),
             fields: Fields::new(),
             repeated: RepeatedValues::default(),
+            scan: Scan::default(),
         })
     }
 
@@ -146,5 +156,37 @@ impl Receiver {
         self.framer = framer;
         result?;
         PyList::new(py, out)
+    }
+
+    /// `feed` without dicts: frame `data` and judge every complete non-empty line exactly as
+    /// `feed` does (same framer buffer, seq and rejections), returning a `Scanned(type, seq,
+    /// line)` per accepted line. The framing, JSON and schema checks run with the GIL released
+    /// (for chunks of `DETACH_MIN_BYTES` or more); the Python objects are made afterwards.
+    fn scan<'py>(
+        &mut self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        // A bytes object is immutable and held by the caller for the whole call: its buffer can
+        // be read without the GIL. A bytearray or memoryview (which another thread could change
+        // meanwhile) is copied into a new bytes first, as `feed` does.
+        let data = feed_bytes(py, data)?;
+        let input = data.as_bytes();
+        let mut scan = std::mem::take(&mut self.scan);
+        scan.clear();
+        let state = ReceiverState {
+            framer: &mut self.framer,
+            seq: &mut self.state,
+            fields: &mut self.fields,
+            direction: self.direction,
+        };
+        if input.len() >= DETACH_MIN_BYTES {
+            py.detach(|| scan_into(state, input, &mut scan));
+        } else {
+            scan_into(state, input, &mut scan);
+        }
+        let result = scanned_list(py, &scan, input);
+        self.scan = scan;
+        result
     }
 }
