@@ -10,9 +10,9 @@ from collections import Counter
 from pathlib import Path
 
 import fenwire_fast as fw
+import fenwire_fast.check as check_module
 import orjson
 import pytest
-from fenwire_fast import cli
 from fenwire_fast.cli import check_file
 from fenwire_fast.text import printable
 from hypothesis import given, settings
@@ -44,7 +44,7 @@ def test_version_names_the_backend() -> None:
 def test_valid_file_passes(tmp_path: Path) -> None:
     path = tmp_path / "ok.jsonl"
     path.write_bytes(b"\n".join(line(i, "turn-started", turn=i) for i in range(1, 101)) + b"\n")
-    proc = run("check", str(path))
+    proc = run("check", str(path), "--direction", "event")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == f"{path}: 100 lines, 0 rejected"
     assert proc.stderr == ""
@@ -77,7 +77,65 @@ def test_control_direction(tmp_path: Path) -> None:
     path = tmp_path / "controls.jsonl"
     path.write_bytes(line(1, "prompt", text="hi") + b"\n" + line(2, "cancel") + b"\n")
     assert run("check", str(path), "--direction", "control").returncode == 0
-    assert run("check", str(path)).returncode == 1
+    assert run("check", str(path), "--direction", "event").returncode == 1
+
+
+def test_the_direction_is_guessed_and_said_when_not_given(tmp_path: Path) -> None:
+    path = tmp_path / "controls.jsonl"
+    # the first line is valid in neither direction; the second says which file this is
+    path.write_bytes(b"not json\n" + line(1, "prompt", text="hi") + b"\n" + line(2, "cancel") + b"\n")
+    proc = run("check", str(path))
+    assert proc.returncode == 1  # the garbage line, only
+    assert proc.stdout.splitlines() == [
+        f"{path}:1: malformed: line is not valid JSON",
+        f"{path}: 3 lines, 1 rejected (malformed 1)",
+    ]
+    assert (
+        proc.stderr == f"fenwire check: no --direction given; checking {path} as controls (from its first valid line)\n"
+    )
+    events = tmp_path / "events.jsonl"
+    events.write_bytes(line(1, "ready") + b"\n")
+    proc = run("check", str(events))
+    assert proc.returncode == 0 and "as events" in proc.stderr
+
+
+def test_standard_input_and_json_output(tmp_path: Path) -> None:
+    data = line(1, "ready") + b"\n" + b'{"v":2,"seq":2,"type":"ready","run":"r"}\n' + line(3, "nope") + b"\n"
+    proc = subprocess.run(
+        [sys.executable, "-m", "fenwire_fast.cli", "check", "-", "--json", "--direction", "event"],
+        input=data,
+        capture_output=True,
+        timeout=60,
+    )
+    assert proc.returncode == 1, proc.stderr
+    records = [orjson.loads(x) for x in proc.stdout.splitlines()]
+    assert [(r.get("line"), r.get("code")) for r in records[:2]] == [(2, "version-mismatch"), (3, "unknown-type")]
+    assert records[0]["file"] == "<stdin>" and records[0]["fatal?"] is True
+    assert records[2] == {
+        "file": "<stdin>",
+        "direction": "event",
+        "direction-guessed": False,
+        "lines": 3,
+        "rejected": 2,
+        "codes": {"unknown-type": 1, "version-mismatch": 1},
+    }
+
+
+def test_numbers_are_written_one_way(tmp_path: Path) -> None:
+    path = tmp_path / "many.jsonl"
+    path.write_bytes(b"x\n" * 1500)
+    proc = run("check", "-q", str(path), "--direction", "event")
+    assert proc.stdout.strip() == f"{path}: 1,500 lines, 1,500 rejected (malformed 1,500)"
+
+
+def test_help_documents_the_exit_statuses() -> None:
+    proc = run("check", "--help")
+    assert proc.returncode == 0
+    text = " ".join(proc.stdout.split())
+    assert (
+        "exit status: 0 every line is valid; 1 some lines were rejected; 2 bad usage; 3 the file cannot be read" in text
+    )
+    assert "default: guessed" in text
 
 
 def test_quiet_prints_only_the_summary(tmp_path: Path) -> None:
@@ -90,7 +148,7 @@ def test_quiet_prints_only_the_summary(tmp_path: Path) -> None:
 
 def test_missing_file_is_a_clear_error_not_a_traceback(tmp_path: Path) -> None:
     proc = run("check", str(tmp_path / "nope.jsonl"))
-    assert proc.returncode == 2
+    assert proc.returncode == 3
     assert "cannot read" in proc.stderr
     assert "Traceback" not in proc.stderr
 
@@ -232,12 +290,12 @@ def test_check_matches_the_line_by_line_reference(
     path = tmp_path_factory.mktemp("check") / "s.jsonl"
     data = b"\n".join(lines) + (b"\n" if terminated else b"")
     path.write_bytes(data)
-    old = cli.CHUNK_BYTES
-    cli.CHUNK_BYTES = chunk
+    old = check_module.CHUNK_BYTES
+    check_module.CHUNK_BYTES = chunk
     try:
         out = io.StringIO()
         lineno, codes = check_file(str(path), "control", out=out, err=io.StringIO(), progress=False)
     finally:
-        cli.CHUNK_BYTES = old
+        check_module.CHUNK_BYTES = old
     want_out, want_lines, want_codes = reference_check(path, "control")
     assert (out.getvalue(), lineno, dict(codes)) == (want_out, want_lines, want_codes)

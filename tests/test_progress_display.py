@@ -96,7 +96,7 @@ def test_every_frame_fits_and_nothing_stale_remains(size: tuple[int, int], child
 
 
 def test_check_progress_is_erased_before_each_rejection_line() -> None:
-    from fenwire_fast.cli import _show_check_progress
+    from fenwire_fast.check import _show_check_progress
 
     term = Terminal(80, 24)
     meter = Progress(term, live=True, interval=0.0, size=(80, 24))

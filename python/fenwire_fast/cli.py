@@ -1,9 +1,9 @@
 """The ``fenwire`` command.
 
 - ``fenwire --version``: the package version and the backend in use.
-- ``fenwire check FILE [--direction event|control]``: stream a JSONL file through a receiver, print
-  one line per rejection (line number, code, reason) and a summary; exit 1 if any line was rejected.
-  Memory stays bounded whatever the file's size; a progress line is shown on a terminal.
+- ``fenwire check FILE|- [--direction event|control] [--json] [-q]``: stream a JSONL file through a
+  receiver (:mod:`fenwire_fast.check`), print one line per rejection and a summary; exit 1 if any
+  line was rejected, 3 if the file cannot be read.
 - ``fenwire child``: run an agent as a live child over two files (see ``fenwire child --help``).
 - ``fenwire demo``: a parent driving many live mock children (see ``fenwire demo --help``).
 
@@ -20,21 +20,17 @@ import os
 import signal
 import sys
 import threading
-from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
-from . import IMPLEMENTATION, Receiver
-from ._types import MAX_LINE_BYTES, Rejection
-from .progress import Progress
+from . import IMPLEMENTATION
+from .check import check_file, check_stream, summary_line
 from .text import printable
 
 if TYPE_CHECKING:  # the live layer is imported only when `child` or `demo` runs
     from .live.agent import Agent
 
 __all__ = ["main", "check_file", "child_main", "demo_main", "build_child_parser"]
-
-CHUNK_BYTES = 1 << 20
 
 
 def _version_text() -> str:
@@ -43,153 +39,42 @@ def _version_text() -> str:
     return f"fenwire_fast {__version__} ({IMPLEMENTATION} backend)"
 
 
-def check_file(
-    path: str,
-    direction: str = "event",
-    *,
-    out: IO[str] | None = None,
-    err: IO[str] | None = None,
-    quiet: bool = False,
-    progress: bool | None = None,
-) -> tuple[int, Counter[str]]:
-    """Check every line of a JSONL file; return ``(line_count, rejection_counts_by_code)``.
-
-    Reads in 1 MiB chunks, so memory stays bounded. A final line without a newline is checked
-    too. Rejections are written to ``out`` as ``FILE:LINE: CODE: REASON``, one line each: control
-    characters and undecodable bytes in the file name and the reason are escaped
-    (:func:`fenwire_fast.text.printable`), so nothing in the file can forge an output line or
-    reach the terminal raw.
-
-    Each chunk goes through :meth:`Receiver.scan` (no dict per line; on the Rust backend the
-    checking runs with the GIL released). Line numbers are counted alongside by
-    :class:`_LineNumbers`, which frames exactly like the receiver: only a chunk with a rejection
-    is walked line by line, to number it.
-    """
-    out = out if out is not None else sys.stdout
-    err = err if err is not None else sys.stderr
-    receiver = Receiver(direction)
-    scan = receiver.scan
-    numbers = _LineNumbers()
-    codes: Counter[str] = Counter()
-    lineno = 0
-    done = 0
-    shown = printable(path)
-    with open(path, "rb") as handle:
-        total = os.fstat(handle.fileno()).st_size
-        show = progress if progress is not None else err.isatty()
-        meter = Progress(err, live=show)
-        while True:
-            chunk = handle.read(CHUNK_BYTES)
-            at_end = not chunk
-            if at_end:
-                if not receiver.buffered:
-                    break
-                chunk = b"\n"  # check a final line that has no newline
-            done += len(chunk)
-            results = scan(chunk)
-            if Rejection in map(type, results):
-                count, nonempty = numbers.advance(chunk, numbered=True)
-                for n, result in zip(nonempty, results, strict=True):
-                    if type(result) is Rejection:
-                        codes[result.code] += 1
-                        if not quiet:
-                            meter.clear()
-                            out.write(f"{shown}:{lineno + n}: {result.code}: {printable(result.reason)}\n")
-            else:
-                count, _ = numbers.advance(chunk, numbered=False)
-            lineno += count
-            _show_check_progress(meter, min(done, total), total, lineno)
-            if at_end:
-                break
-        _show_check_progress(meter, total, total, lineno, force=True)
-        meter.clear()
-    return lineno, codes
-
-
-class _LineNumbers:
-    """The receiver's framing (``Framer``'s rules: split on ``\\n``, a line reaching the cap counts
-    once, the rest of it up to its newline is skipped), kept as two numbers: how many lines each
-    chunk completes, and, when asked, which of them (1-based in the chunk) are not empty. Those
-    are the lines ``Receiver.scan`` returns one result each for, in order."""
-
-    __slots__ = ("held", "skipping", "cap")
-
-    def __init__(self, cap: int = MAX_LINE_BYTES) -> None:
-        self.held = 0  # bytes of an unterminated line
-        self.skipping = False  # inside the rest of a line that reached the cap
-        self.cap = cap
-
-    def advance(self, chunk: bytes, *, numbered: bool) -> tuple[int, list[int]]:
-        """``(lines completed, numbers of the non-empty ones)`` for the next chunk (the numbers
-        only when ``numbered``)."""
-        cap = self.cap
-        nonempty: list[int] = []
-        count = 0
-        pos = 0
-        if self.skipping:
-            nl = chunk.find(b"\n")
-            if nl < 0:
-                return 0, nonempty
-            self.skipping = False
-            pos = nl + 1
-        if self.held:
-            nl = chunk.find(b"\n", pos)
-            if nl < 0:
-                self.held += len(chunk) - pos
-                if self.held >= cap:
-                    self.held = 0
-                    self.skipping = True
-                    return 1, [1]
-                return 0, nonempty
-            self.held = 0
-            count = 1
-            nonempty.append(1)
-            pos = nl + 1
-        if numbered:
-            find = chunk.find
-            while (nl := find(b"\n", pos)) >= 0:
-                count += 1
-                if nl > pos:
-                    nonempty.append(count)
-                pos = nl + 1
-        else:
-            last = chunk.rfind(b"\n", pos)
-            if last >= 0:
-                count += chunk.count(b"\n", pos)
-                pos = last + 1
-        tail = len(chunk) - pos
-        if tail >= cap:
-            count += 1
-            nonempty.append(count)
-            self.skipping = True
-        else:
-            self.held = tail
-        return count, nonempty
-
-
-def _show_check_progress(meter: Progress, done: int, total: int, lines: int, force: bool = False) -> None:
-    """``12.3 / 45.6 MB ( 27.0 %)  1,234 lines  56.7 MB/s``."""
-    if not meter.due(force):
-        return
-    pct = 100.0 * done / total if total else 100.0
-    meter.show(
-        [
-            f"{done / 1e6:,.1f} / {total / 1e6:,.1f} MB ({pct:5.1f} %)  {lines:,} lines  {done / 1e6 / meter.elapsed():,.1f} MB/s"
-        ]
-    )
-
-
 def _cmd_check(args: argparse.Namespace) -> int:
+    name = "<stdin>" if args.file == "-" else args.file
+    direction = args.direction
     try:
-        lines, codes = check_file(args.file, args.direction, quiet=args.quiet)
+        if args.file == "-":
+            result = check_stream(
+                sys.stdin.buffer, name, direction, quiet=args.quiet, json_lines=args.json, progress=False
+            )
+        else:
+            with open(args.file, "rb") as handle:
+                total = os.fstat(handle.fileno()).st_size
+                result = check_stream(handle, name, direction, quiet=args.quiet, json_lines=args.json, total=total)
     except OSError as exc:
-        print(f"fenwire check: cannot read {printable(args.file)}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
-    rejected = sum(codes.values())
-    detail = ", ".join(f"{code} {count}" for code, count in sorted(codes.items()))
-    summary = f"{printable(args.file)}: {lines} lines, {rejected} rejected"
-    print(summary + (f" ({detail})" if detail else ""))
-    return 1 if rejected else 0
+        print(f"fenwire check: cannot read {printable(name)}: {exc.strerror or exc}", file=sys.stderr)
+        return CHECK_UNREADABLE
+    if result.guessed and not args.json:
+        print(
+            f"fenwire check: no --direction given; checking {printable(name)} as {result.direction}s "
+            "(from its first valid line)",
+            file=sys.stderr,
+        )
+    print(summary_line(name, result, args.json))
+    return 1 if result.rejected else 0
+
+
+#: Exit status of ``fenwire check`` when the file cannot be read (2 is a usage error).
+CHECK_UNREADABLE = 3
+
+CHECK_EPILOG = """\
+The direction is the side that wrote the file: "event" (a child's event file) or "control" (a
+parent's control file). Without --direction, it is guessed from the first line that is valid in
+only one direction, and the guess is said on stderr.
+
+exit status: 0 every line is valid; 1 some lines were rejected; 2 bad usage; 3 the file cannot be
+read.
+"""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -407,10 +292,23 @@ def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fenwire", description="The Fen wire protocol, fast.")
     parser.add_argument("--version", action="version", version=_version_text())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    check = sub.add_parser("check", help="validate a JSONL file of events or controls")
-    check.add_argument("file", help="the JSONL file to check")
-    check.add_argument("--direction", choices=("event", "control"), default="event", help="which side wrote the file")
+    check = sub.add_parser(
+        "check",
+        help="validate a JSONL file of events or controls",
+        description="Check every line of a JSONL file against the protocol: one line per rejection "
+        "(FILE:LINE: CODE: REASON), then a summary.",
+        epilog=CHECK_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    check.add_argument("file", help="the JSONL file to check, or - for standard input")
+    check.add_argument(
+        "--direction",
+        choices=("event", "control"),
+        default=None,
+        help="which side wrote the file (default: guessed from its first valid line)",
+    )
     check.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
+    check.add_argument("--json", action="store_true", help="one JSON object per rejection and for the summary")
     sub.add_parser("child", help="run an agent as a live child over two files", add_help=False)
     sub.add_parser("demo", help="a parent driving many live mock children", add_help=False)
     return parser
