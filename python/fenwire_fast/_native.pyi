@@ -22,49 +22,110 @@ __all__ = [
 __version__: Final[str]
 IMPLEMENTATION: Final[str]
 
-def decode(line: object, direction: object) -> tuple[dict[str, Any] | None, Rejection | None]: ...
-def validate(msg: object, direction: object) -> tuple[Any, Rejection | None]: ...
-def encode(msg: object, direction: object) -> tuple[bytes | None, Rejection | None]: ...
-def message(type: object, run: object, seq: object, payload: object = None) -> dict[str, Any]: ...
-def rejection_ack(rejection: Rejection) -> dict[str, Any]: ...
-def utf8_prefix(text: str, limit: int) -> str: ...
-def truncate_line(text: str, limit: int) -> str: ...
-def scrub(text: str, max_bytes: int) -> tuple[str, bool]: ...
+def decode(line: object, direction: object) -> tuple[dict[str, Any] | None, Rejection | None]:
+    """Decode and validate one line (``bytes`` or ``str``, without its newline).
+
+    Check order: not a line, too large, not UTF-8, not JSON, not an object, then ``validate``.
+    Returns ``(msg, None)`` or ``(None, rejection)``; never raises.
+    """
+
+def validate(msg: object, direction: object) -> tuple[Any, Rejection | None]:
+    """Check a message (a dict) against the envelope and its type's schema.
+
+    Returns ``(msg, None)`` (the same object) or ``(None, rejection)``; never raises.
+    """
+
+def encode(msg: object, direction: object) -> tuple[bytes | None, Rejection | None]:
+    """Validate a message and serialise it compactly (orjson's bytes, no newline).
+
+    Returns ``(line_bytes, None)`` or ``(None, rejection)``: the validation rejection unchanged,
+    ``invalid`` for what JSON cannot carry, ``too-large`` when the line would reach
+    ``MAX_LINE_BYTES``. Never raises.
+    """
+
+def message(type: object, run: object, seq: object, payload: object = None) -> dict[str, Any]:
+    """Build a message: ``v``, ``seq``, ``type``, ``run`` first, then the payload's other fields in
+    their order (a payload's own envelope fields never win).
+    """
+
+def rejection_ack(rejection: Rejection) -> dict[str, Any]:
+    """The ``control-ack`` payload answering a rejected control line: ``{ref?, status, reason}``."""
+
+def utf8_prefix(text: str, limit: int) -> str:
+    """The longest prefix of ``text`` whose UTF-8 encoding is at most ``limit`` bytes; never
+    splits a character.
+    """
+
+def truncate_line(text: str, limit: int) -> str:
+    """``text`` when it fits ``limit`` UTF-8 bytes; else a prefix plus ``…``, ``<= limit`` bytes in
+    all (just a prefix when ``limit`` is under 3 bytes).
+    """
+
+def scrub(text: str, max_bytes: int) -> tuple[str, bool]:
+    """Make text safe to forward: escape control characters and lone surrogates, cut it at a
+    character boundary and add a note saying what was kept; the result is never over ``max_bytes``
+    UTF-8 bytes. Returns ``(text, changed)``.
+    """
+
 def _tables() -> dict[str, Any]: ...  # the Rust copies of the protocol tables, for the parity tests
 
 @final
 class Sender:
+    """Stamps outgoing messages with strictly increasing ``seq`` values, starting at 1."""
+
     direction: Any
     run: Any
     seq: int
     def __new__(cls, direction: Any, run: Any) -> Self: ...
-    def next(self, type: object, payload: object = None) -> tuple[bytes | None, Rejection | None]: ...
+    def next(self, type: object, payload: object = None) -> tuple[bytes | None, Rejection | None]:
+        """Build, validate and encode the next message; ``seq`` advances only when a line was
+        produced. Returns ``(line_bytes, None)`` or ``(None, rejection)``.
+        """
 
 @final
 class Receiver:
+    """Decodes incoming lines and enforces strictly increasing ``seq`` (a line that does not increase it is ``out-of-order``)."""
+
     direction: Any
     seq: int
     def __new__(cls, direction: Any) -> Self: ...
     @property
     def buffered(self) -> int: ...
-    def receive(self, line: object) -> tuple[dict[str, Any] | None, Rejection | None]: ...
-    def feed(self, data: bytes | bytearray | memoryview) -> list[dict[str, Any] | Rejection]: ...
-    def scan(self, data: bytes | bytearray | memoryview) -> list[Scanned | Rejection]:
-        """``feed`` without dicts: the same framing, line cap, checks, seq rules and rejections, in
-        order, but each accepted line comes back as ``Scanned(type, seq, line)`` with ``line`` its
-        exact bytes (no newline). Shares the framer buffer and ``seq`` with ``feed``.
+    def receive(self, line: object) -> tuple[dict[str, Any] | None, Rejection | None]:
+        """Decode one line and check its ``seq``. Returns ``(msg, None)`` or ``(None, rejection)``.
 
-        The framing and checking run with the GIL released (chunks of 4096 bytes or more), so
-        threads draining their own receivers use several cores; a ``bytearray`` or
-        ``memoryview`` is copied first. A receiver is for one thread at a time: a call on it
-        while another thread's ``scan`` runs raises ``RuntimeError`` (already borrowed).
+        A fatal rejection is returned untouched and consumes nothing; a usable ``seq`` that does not
+        increase gives ``out-of-order`` (with no ``seq``); otherwise a usable ``seq`` is consumed,
+        even when the line is rejected.
+        """
+    def feed(self, data: bytes | bytearray | memoryview) -> list[dict[str, Any] | Rejection]:
+        """Frame ``data``, receive every complete non-empty line, and return the messages and
+        rejections in order. An unterminated tail waits for the next call.
+        """
+    def scan(self, data: bytes | bytearray | memoryview) -> list[Scanned | Rejection]:
+        """:meth:`feed` without dicts: the same framing, checks, seq rules and rejections, but each
+        accepted line comes back as ``Scanned(type, seq, line)``, ``line`` being its exact bytes
+        (no newline). Shares the framer buffer and ``seq`` with :meth:`feed`.
+
+        On the Rust backend the framing and checking run with the GIL released (chunks of 4096
+        bytes or more), so threads draining their own receivers use several cores; a
+        ``bytearray`` or ``memoryview`` is copied first. A receiver is for one thread at a time.
         """
 
 @final
 class Framer:
+    r"""Sans-IO line framing over bytes fed in pieces of any size.
+
+    Splits on ``b"\n"`` only; ``\r`` is kept; empty lines come out as ``b""``. A line that reaches
+    ``max_line_bytes`` without a newline comes out once, as its first ``max_line_bytes`` bytes, and
+    the rest of it up to its newline is skipped; so the output never depends on how the input was
+    split.
+    """
+
     def __new__(cls, max_line_bytes: int = 65536) -> Self: ...
     @property
     def max_line_bytes(self) -> int: ...
     @property
     def buffered(self) -> int: ...
-    def feed(self, data: bytes | bytearray | memoryview) -> list[bytes]: ...
+    def feed(self, data: bytes | bytearray | memoryview) -> list[bytes]:
+        """Frame ``data``; return the complete lines it finishes, in order."""

@@ -633,7 +633,11 @@ class Receiver:
     def scan(self, data: bytes) -> list[Any]:
         """:meth:`feed` without dicts: the same framing, checks, seq rules and rejections, but each
         accepted line comes back as ``Scanned(type, seq, line)``, ``line`` being its exact bytes
-        (no newline). Shares the framer buffer and ``seq`` with :meth:`feed`."""
+        (no newline). Shares the framer buffer and ``seq`` with :meth:`feed`.
+
+        On the Rust backend the framing and checking run with the GIL released (chunks of 4096
+        bytes or more), so threads draining their own receivers use several cores; a
+        ``bytearray`` or ``memoryview`` is copied first. A receiver is for one thread at a time."""
         return self._drain(data, True)
 
     def _drain(self, data: bytes, scanned: bool) -> list[Any]:

@@ -79,6 +79,10 @@ pub(super) fn decode_bytes<'py>(
     }
 }
 
+/// Decode and validate one line (``bytes`` or ``str``, without its newline).
+///
+/// Check order: not a line, too large, not UTF-8, not JSON, not an object, then ``validate``.
+/// Returns ``(msg, None)`` or ``(None, rejection)``; never raises.
 #[pyfunction]
 pub(super) fn decode<'py>(
     py: Python<'py>,

@@ -294,6 +294,11 @@ pub(super) fn encode_impl<'py>(
     Ok(Ok(PyBytes::new(py, &enc.out)))
 }
 
+/// Validate a message and serialise it compactly (orjson's bytes, no newline).
+///
+/// Returns ``(line_bytes, None)`` or ``(None, rejection)``: the validation rejection unchanged,
+/// ``invalid`` for what JSON cannot carry, ``too-large`` when the line would reach
+/// ``MAX_LINE_BYTES``. Never raises.
 #[pyfunction]
 pub(super) fn encode<'py>(
     py: Python<'py>,
@@ -306,6 +311,8 @@ pub(super) fn encode<'py>(
     }
 }
 
+/// Build a message: ``v``, ``seq``, ``type``, ``run`` first, then the payload's other fields in
+/// their order (a payload's own envelope fields never win).
 #[pyfunction]
 #[pyo3(signature = (r#type, run, seq, payload = None))]
 pub(super) fn message<'py>(
@@ -350,6 +357,7 @@ pub(super) fn message<'py>(
     Ok(msg)
 }
 
+/// The ``control-ack`` payload answering a rejected control line: ``{ref?, status, reason}``.
 #[pyfunction]
 pub(super) fn rejection_ack<'py>(
     py: Python<'py>,

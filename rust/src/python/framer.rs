@@ -28,6 +28,12 @@ pub(super) fn feed_bytes<'py>(
     Err(PyTypeError::new_err("data must be bytes"))
 }
 
+/// Sans-IO line framing over bytes fed in pieces of any size.
+///
+/// Splits on ``b"\n"`` only; ``\r`` is kept; empty lines come out as ``b""``. A line that reaches
+/// ``max_line_bytes`` without a newline comes out once, as its first ``max_line_bytes`` bytes, and
+/// the rest of it up to its newline is skipped; so the output never depends on how the input was
+/// split.
 #[pyclass(module = "fenwire_fast._native")]
 pub(super) struct Framer {
     inner: CoreFramer,
@@ -85,6 +91,7 @@ impl Framer {
         self.inner.buffered()
     }
 
+    /// Frame ``data``; return the complete lines it finishes, in order.
     fn feed<'py>(
         &mut self,
         py: Python<'py>,

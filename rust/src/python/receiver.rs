@@ -18,6 +18,7 @@ use crate::drain::{scan_into, ReceiverState, Scan};
 use crate::framer::Framer as CoreFramer;
 use crate::schema::{Direction, Fields, MAX_LINE_BYTES};
 
+/// Decodes incoming lines and enforces strictly increasing ``seq`` (a line that does not increase it is ``out-of-order``).
 #[pyclass(module = "fenwire_fast._native")]
 pub(super) struct Receiver {
     direction_obj: Py<PyAny>,
@@ -36,6 +37,11 @@ const DETACH_MIN_BYTES: usize = 4096;
 
 impl Receiver {
     /// Receive one line's bytes: the message, or the rejection after the seq rules.
+    /// Decode one line and check its ``seq``. Returns ``(msg, None)`` or ``(None, rejection)``.
+    ///
+    /// A fatal rejection is returned untouched and consumes nothing; a usable ``seq`` that does not
+    /// increase gives ``out-of-order`` (with no ``seq``); otherwise a usable ``seq`` is consumed,
+    /// even when the line is rejected.
     fn receive_bytes<'py>(
         &mut self,
         py: Python<'py>,
@@ -105,6 +111,11 @@ impl Receiver {
         self.framer.buffered()
     }
 
+    /// Decode one line and check its ``seq``. Returns ``(msg, None)`` or ``(None, rejection)``.
+    ///
+    /// A fatal rejection is returned untouched and consumes nothing; a usable ``seq`` that does not
+    /// increase gives ``out-of-order`` (with no ``seq``); otherwise a usable ``seq`` is consumed,
+    /// even when the line is rejected.
     fn receive<'py>(
         &mut self,
         py: Python<'py>,
@@ -135,8 +146,8 @@ impl Receiver {
         }
     }
 
-    /// Frame `data`, receive every complete non-empty line, return messages and rejections in
-    /// order: the hot drain loop, with no Python-level loop per line.
+    /// Frame ``data``, receive every complete non-empty line, and return the messages and
+    /// rejections in order. An unterminated tail waits for the next call.
     fn feed<'py>(
         &mut self,
         py: Python<'py>,
@@ -158,10 +169,13 @@ impl Receiver {
         PyList::new(py, out)
     }
 
-    /// `feed` without dicts: frame `data` and judge every complete non-empty line exactly as
-    /// `feed` does (same framer buffer, seq and rejections), returning a `Scanned(type, seq,
-    /// line)` per accepted line. The framing, JSON and schema checks run with the GIL released
-    /// (for chunks of `DETACH_MIN_BYTES` or more); the Python objects are made afterwards.
+    /// :meth:`feed` without dicts: the same framing, checks, seq rules and rejections, but each
+    /// accepted line comes back as ``Scanned(type, seq, line)``, ``line`` being its exact bytes
+    /// (no newline). Shares the framer buffer and ``seq`` with :meth:`feed`.
+    ///
+    /// On the Rust backend the framing and checking run with the GIL released (chunks of 4096
+    /// bytes or more), so threads draining their own receivers use several cores; a
+    /// ``bytearray`` or ``memoryview`` is copied first. A receiver is for one thread at a time.
     fn scan<'py>(
         &mut self,
         py: Python<'py>,

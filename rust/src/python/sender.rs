@@ -11,6 +11,7 @@ use crate::schema::{Code, R_PAYLOAD_NOT_DICT};
 // ---------------------------------------------------------------------------------------------
 // Sender
 
+/// Stamps outgoing messages with strictly increasing ``seq`` values, starting at 1.
 #[pyclass(module = "fenwire_fast._native")]
 pub(super) struct Sender {
     #[pyo3(get, set)]
@@ -33,6 +34,8 @@ impl Sender {
         })
     }
 
+    /// Build, validate and encode the next message; ``seq`` advances only when a line was
+    /// produced. Returns ``(line_bytes, None)`` or ``(None, rejection)``.
     #[pyo3(signature = (r#type, payload = None))]
     fn next<'py>(
         &mut self,

@@ -91,6 +91,8 @@ pub(super) fn with_wtf8<R>(s: &Bound<'_, PyString>, f: impl FnOnce(&[u8]) -> R) 
     }
 }
 
+/// The longest prefix of ``text`` whose UTF-8 encoding is at most ``limit`` bytes; never
+/// splits a character.
 #[pyfunction]
 pub(super) fn utf8_prefix<'py>(
     py: Python<'py>,
@@ -106,6 +108,8 @@ pub(super) fn utf8_prefix<'py>(
     prefix_of(py, s, n)
 }
 
+/// ``text`` when it fits ``limit`` UTF-8 bytes; else a prefix plus ``…``, ``<= limit`` bytes in
+/// all (just a prefix when ``limit`` is under 3 bytes).
 #[pyfunction]
 pub(super) fn truncate_line<'py>(
     py: Python<'py>,
@@ -127,6 +131,9 @@ pub(super) fn truncate_line<'py>(
     }
 }
 
+/// Make text safe to forward: escape control characters and lone surrogates, cut it at a
+/// character boundary and add a note saying what was kept; the result is never over ``max_bytes``
+/// UTF-8 bytes. Returns ``(text, changed)``.
 #[pyfunction]
 pub(super) fn scrub<'py>(
     py: Python<'py>,

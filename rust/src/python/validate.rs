@@ -157,6 +157,9 @@ pub(super) fn check_fields<'py>(
     )?))
 }
 
+/// Check a message (a dict) against the envelope and its type's schema.
+///
+/// Returns ``(msg, None)`` (the same object) or ``(None, rejection)``; never raises.
 #[pyfunction]
 pub(super) fn validate<'py>(
     py: Python<'py>,

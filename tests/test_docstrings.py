@@ -1,0 +1,50 @@
+"""The Rust backend's docstrings are the pure backend's, and so are the stub's: ``help()`` shows the
+same text whichever backend is in use, and the three copies cannot drift apart."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from pathlib import Path
+from types import ModuleType
+
+import fenwire_fast
+import pytest
+
+STUB = Path(fenwire_fast.__file__).with_name("_native.pyi")
+FUNCTIONS = ["decode", "validate", "encode", "message", "rejection_ack", "utf8_prefix", "truncate_line", "scrub"]
+METHODS = {"Sender": ["next"], "Receiver": ["receive", "feed", "scan"], "Framer": ["feed"]}
+NAMES = FUNCTIONS + list(METHODS) + [f"{c}.{m}" for c, ms in METHODS.items() for m in ms]
+
+
+def _get(module: ModuleType, name: str) -> object:
+    obj: object = module
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _stub_docs() -> dict[str, str]:
+    docs: dict[str, str] = {}
+    for node in ast.parse(STUB.read_text()).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and (doc := ast.get_docstring(node)):
+            docs[node.name] = doc
+        if isinstance(node, ast.ClassDef):
+            for sub in node.body:
+                if isinstance(sub, ast.FunctionDef) and (doc := ast.get_docstring(sub)):
+                    docs[f"{node.name}.{sub.name}"] = doc
+    return docs
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_public_name_is_documented_alike(pure: ModuleType, native: ModuleType, name: str) -> None:
+    want = inspect.getdoc(_get(pure, name))
+    assert want, f"_pure.{name} has no docstring"
+    assert inspect.getdoc(_get(native, name)) == want
+    assert _stub_docs().get(name) == want
+
+
+def test_help_shows_the_docstring_with_the_package_backend() -> None:
+    text = inspect.getdoc(fenwire_fast.Receiver.feed) or ""
+    assert "Frame ``data``" in text
+    assert (inspect.getdoc(fenwire_fast.decode) or "").startswith("Decode and validate one line")
