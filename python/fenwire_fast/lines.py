@@ -184,7 +184,8 @@ class LineReader:
 
 class Tailer:
     """Tail a JSONL file through a :class:`Receiver`: each :meth:`poll` reads up to ``max_bytes``
-    new bytes and returns every message and rejection they complete, in order.
+    new bytes and returns ``(items, status)``: every message and rejection they complete, in
+    order, and the file's status (``"ok"``, ``"missing"`` or ``"truncated"``).
 
     A partial last line waits in the receiver until its newline arrives, so a writer killed
     mid-line never has its partial line delivered.
