@@ -128,6 +128,11 @@ def test_a_presenter_run_stopped_at_the_gate_is_driven_by_controls(tmp_path: Pat
     assert types.index("info") < types.index("control-ack", 2) < types.index("llm-start")
     assert [e["ref"] for e in lines if e["type"] == "steering-injected"] == [2]
     assert check_transcript(config, lines) == []
+    # the announcement is owed: a whole turn without it is not the script
+    without = [e for e in lines if e["type"] != "info"]
+    for i, e in enumerate(without, 1):
+        e["seq"] = i
+    assert any(p.startswith("turn 1 ") for p in check_transcript(config, without))
 
 
 def _wait_for(path: Path, predicate: Any) -> None:
