@@ -209,6 +209,12 @@ def test_cell(outcomes: dict[str, Outcome], cell: str) -> None:
     assert o.child.channel.status == final
     at = o.events.index(ack)
     later = o.types[at + 1 :]
+    if state != "ready":
+        # the state was arranged, not raced: the control was read while turn 1 (or, finalizing,
+        # the finalize turn 2) was held at its gate
+        held = o.index("info", summary=f"mock gate: turn {2 if state == 'finalizing' else 1} step 1")
+        done_turns = [i for i, e in enumerate(o.events) if e["type"] == "turn-complete"]
+        assert held < at < done_turns[1 if state == "finalizing" else 0], o.describe()
     seq = o.ctx.sent[control]
     if status == "rejected":
         return
