@@ -101,8 +101,8 @@ linger()
 """
 
 SILENT = """
-note("started")
 emit("ready")
+note("started")
 linger()
 """
 
