@@ -20,8 +20,8 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from . import IMPLEMENTATION
 from .check import check_file, check_stream, summary_line
@@ -85,7 +85,17 @@ class _Fail(Exception):
     """A setup problem reported on stderr (exit 1, no traceback)."""
 
 
-_MOCK_FLAGS: Sequence[tuple[str, type, str]] = (
+def _yes_no(text: str) -> bool:
+    """A boolean flag value: ``true``/``false`` (also ``1``/``0``, ``yes``/``no``)."""
+    value = text.strip().lower()
+    if value in ("true", "1", "yes"):
+        return True
+    if value in ("false", "0", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, not {text!r}")
+
+
+_MOCK_FLAGS: Sequence[tuple[str, Callable[[str], Any], str]] = (
     ("steps", int, "model steps per turn"),
     ("deltas", int, "text deltas per step"),
     ("delta-bytes", int, "bytes per delta"),
@@ -101,6 +111,9 @@ _MOCK_FLAGS: Sequence[tuple[str, type, str]] = (
     ("exit-step", int, "exit the process abruptly in this step"),
     ("exit-code", int, "the code of that abrupt exit"),
     ("unwind-delay", float, "seconds an interrupted turn takes to unwind"),
+    ("gate-path", str, "the gate file: gated steps wait until it exists (empty = no gate)"),
+    ("gate-steps", str, "steps (within each turn, comma-separated) that wait at the gate"),
+    ("unwind-gate", _yes_no, "an interrupted turn also waits at the gate on its way out (true/false)"),
 )
 
 

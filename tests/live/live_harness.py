@@ -5,12 +5,21 @@ A scenario is a generator function ``script(ctx)`` that yields *conditions* (cal
 :func:`run_scenarios` spawns every scenario's child, drains them all through their channels,
 advances each script as its conditions come true, and returns an :class:`Outcome` per scenario
 once every child has finished. Running them together keeps the live suite fast on 2 cores.
+
+Nothing here waits for time to pass. "A control arrives while the turn runs" is arranged with the
+mock's gate (``gated(...)``): the turn stops at a chosen step, the script waits for its
+announcement (``at_gate``), sends the control, waits for its ack (``acked``) and only then lets the
+turn go on (``ctx.release()``). Timeouts (``run_scenarios``' ``timeout``, the children's ``grace``)
+only guard against hangs: on a slow machine a scenario takes longer, it does not fail.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
@@ -18,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import fenwire_fast
+from fenwire_fast.live.mock_agent import MockConfig, config_from_mapping, gate_label
 from fenwire_fast.live.spawn import LiveChild, spawn
 
 HERE = Path(__file__).resolve().parent
@@ -28,6 +38,11 @@ FIXTURES = REPO / "tests" / "fixtures" / "reference"
 
 Condition = Callable[["Ctx"], bool]
 Script = Callable[["Ctx"], Generator[Condition, None, None]]
+
+#: The children's supervision grace in these tests: only a guard against a child that hangs.
+GRACE = 15.0
+#: How long a scenario set or a wait may take before it counts as hung.
+HANG_GUARD = 120.0
 
 
 def package_path() -> list[str]:
@@ -58,6 +73,12 @@ class Ctx:
     events: list[dict[str, Any]] = field(default_factory=list)
     sent: dict[str, int] = field(default_factory=dict)
     started: float = field(default_factory=time.monotonic)
+    gate_path: str | None = None
+
+    def release(self) -> None:
+        """Open the mock's gate: every turn waiting at it goes on (and later gated steps pass)."""
+        assert self.gate_path is not None, "this scenario's mock has no gate"
+        release_gate(self.gate_path)
 
     def send(self, type_: str, payload: dict[str, Any] | None = None, *, name: str | None = None) -> int:
         seq = self.child.send(type_, payload)
@@ -79,6 +100,84 @@ class Ctx:
 def seen(type_: str, n: int = 1, **fields: Any) -> Condition:
     """Holds once ``n`` events of ``type_`` (with these field values) have arrived."""
     return lambda ctx: ctx.count(type_, **fields) >= n
+
+
+def at_gate(turn: int = 1, step: int = 1) -> Condition:
+    """Holds once the mock announced that ``turn`` stopped at the gate in ``step``."""
+    return seen("info", summary=gate_label(turn, step))
+
+
+def unwinding(turn: int = 1) -> Condition:
+    """Holds once the mock announced that the interrupted ``turn`` stopped at the gate on its way out."""
+    return seen("info", summary=gate_label(turn))
+
+
+def acked(*names: str) -> Condition:
+    """Holds once every control sent under these names (``ctx.send(..., name=...)``) has its ack."""
+
+    def cond(ctx: Ctx) -> bool:
+        refs = {e.get("ref") for e in ctx.events if e["type"] == "control-ack"}
+        return all(ctx.sent[name] in refs for name in names)
+
+    return cond
+
+
+def gated(mock: dict[str, Any], steps: Iterable[int] = (1,), *, unwind: bool = False) -> dict[str, Any]:
+    """``mock`` with the gate on at these steps (and on the way out of an interrupted turn); the
+    harness gives each scenario its own gate file."""
+    return {**mock, "gate_steps": list(steps), "unwind_gate": unwind}
+
+
+def release_gate(path: str) -> None:
+    """Create the gate file (idempotent): a turn waiting at the gate goes on at its next look."""
+    with open(path, "a", encoding="utf-8"):
+        pass
+
+
+def wait_gate_blocked(path: str, label: str | None = None, *, timeout: float = HANG_GUARD) -> str:
+    """Wait until a turn stopped at the gate ``path`` (its ``.blocked`` marker, holding ``label``
+    when given); return what the marker says. The timeout only guards against a hang."""
+    marker = path + ".blocked"
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            with open(marker, encoding="utf-8") as handle:
+                said = handle.read().strip()
+        except FileNotFoundError:
+            said = ""
+        if said and (label is None or said == label):
+            return said
+        if time.monotonic() > end:
+            raise TimeoutError(f"no turn stopped at the gate {path} ({label or 'any step'}) within {timeout} s")
+        time.sleep(0.01)
+
+
+def wait_for_event(
+    child: LiveChild,
+    predicate: Callable[[dict[str, Any]], bool],
+    events: list[dict[str, Any]] | None = None,
+    *,
+    timeout: float = HANG_GUARD,
+) -> dict[str, Any]:
+    """Drain ``child`` (appending to ``events`` when given) until an event matching ``predicate``
+    arrives, and return it; ``AssertionError`` if the child finishes first. The timeout only guards
+    against a hang."""
+    got = events if events is not None else []
+    end = time.monotonic() + timeout
+    start = len(got)
+    while True:
+        for event in got[start:]:
+            if predicate(event):
+                return event
+        start = len(got)
+        if child.finished:
+            raise AssertionError(f"child {child.run} finished without the awaited event; it sent {got}")
+        messages, _ = child.poll()
+        got.extend(messages)
+        if time.monotonic() > end:
+            raise TimeoutError(f"child {child.run}: no awaited event within {timeout} s")
+        if not messages:
+            time.sleep(0.005)
 
 
 def elapsed(seconds: float) -> Condition:
@@ -108,6 +207,12 @@ class Outcome:
     ctx: Ctx
     timed_out: bool = False
     script_error: BaseException | None = None
+    mock: dict[str, Any] | None = None
+
+    @property
+    def config(self) -> MockConfig:
+        """The mock config the child ran with (its gate file included), for ``check_transcript``."""
+        return config_from_mapping(self.mock or {})
 
     @property
     def events(self) -> list[dict[str, Any]]:
@@ -149,23 +254,34 @@ class Outcome:
         return "\n".join(lines)
 
 
-def run_scenarios(scenarios: Iterable[Scenario], *, timeout: float = 60.0, grace: float = 5.0) -> dict[str, Outcome]:
-    """Run every scenario concurrently; return the outcomes by name (children cleaned up)."""
+def run_scenarios(
+    scenarios: Iterable[Scenario], *, timeout: float = HANG_GUARD, grace: float = GRACE
+) -> dict[str, Outcome]:
+    """Run every scenario concurrently; return the outcomes by name (children cleaned up).
+
+    A scenario whose mock uses the gate gets its own gate file (``ctx.gate_path``). ``timeout``
+    only guards against a hang: scenarios still running then are marked ``timed_out``."""
     outcomes: dict[str, Outcome] = {}
     scripts: dict[str, Generator[Condition, None, None] | None] = {}
     waiting: dict[str, Condition | None] = {}
+    gates = tempfile.mkdtemp(prefix="fenwire-gates-")
     try:
         for sc in scenarios:
             kwargs: dict[str, Any] = {"grace": grace, "env": child_env(sc.kwargs.pop("env", None))}
             kwargs.update(sc.kwargs)
+            mock = sc.mock
+            gate_path = None
+            if mock is not None and (mock.get("gate_steps") or mock.get("unwind_gate")):
+                gate_path = os.path.join(gates, re.sub(r"[^A-Za-z0-9_.-]", "_", sc.name) + ".gate")
+                mock = {**mock, "gate_path": gate_path}
             child = spawn(
                 sc.prompt,
                 run=sc.kwargs.get("run", f"run-{sc.name}"),
-                mock=sc.mock,
+                mock=mock,
                 **{k: v for k, v in kwargs.items() if k != "run"},
             )
-            ctx = Ctx(child=child)
-            outcomes[sc.name] = Outcome(sc.name, child, ctx)
+            ctx = Ctx(child=child, gate_path=gate_path)
+            outcomes[sc.name] = Outcome(sc.name, child, ctx, mock=mock)
             scripts[sc.name] = sc.script(ctx) if sc.script is not None else None
             waiting[sc.name] = None
             _advance(outcomes[sc.name], scripts, waiting)
@@ -190,7 +306,24 @@ def run_scenarios(scenarios: Iterable[Scenario], *, timeout: float = 60.0, grace
     finally:
         for outcome in outcomes.values():
             outcome.child.cleanup()
+        shutil.rmtree(gates, ignore_errors=True)
     return outcomes
+
+
+def rerun_until_arranged(
+    outcome: Outcome, make: Callable[[float], Scenario], arranged: Callable[[Outcome], bool], seconds: float
+) -> Outcome:
+    """For a scenario with a deadline (``make(seconds)``): the deadline is fixed when the child
+    starts, so on a slow enough machine it can pass before the child reached the point the test
+    arranged (``arranged`` is false). Then the scenario is run again, alone, with twice the time,
+    until the arrangement held or the time exceeds the hang guard. A slow machine makes the test
+    slower, never wrong."""
+    while not arranged(outcome) and seconds * 2 <= HANG_GUARD:
+        seconds *= 2
+        print(f"{outcome.name}: not arranged before its deadline; again with {seconds:g} s", file=sys.stderr)
+        scenario = make(seconds)
+        outcome = run_scenarios([scenario])[scenario.name]
+    return outcome
 
 
 def _advance(outcome: Outcome, scripts: dict[str, Any], waiting: dict[str, Condition | None]) -> None:

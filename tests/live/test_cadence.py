@@ -1,41 +1,79 @@
 """The child's polling cadence (30 ms per tick while a turn runs, 300 ms idle, a size check between
-reads), observed in-process by recording the presenter's sleeps and reads."""
+reads), observed in-process on a fake clock: the presenter's sleeps only move the clock forward,
+so what is measured is the schedule itself, never how fast the machine ran it."""
 
 from __future__ import annotations
 
 import json
-import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fenwire_fast.live.child import BUSY_TICK, IDLE_TICK, Presenter
 from fenwire_fast.live.child import presenter as presenter_module
+from fenwire_fast.live.child import runner as runner_module
+from fenwire_fast.live.child import turn as turn_module
 from fenwire_fast.live.mock_agent import MockAgent, MockConfig
+
+
+class FakeClock:
+    """``time``, ``monotonic`` and ``sleep`` for the presenter: ``sleep`` records the delay, runs
+    ``on_sleep`` (where the test plays the parent) and advances the clock; nothing else moves it."""
+
+    def __init__(self) -> None:
+        self.wall = time.time()
+        self.mono = 1000.0
+        self.sleeps: list[float] = []
+        self.on_sleep: Callable[[float], None] = lambda seconds: None
+
+    def time(self) -> float:
+        return self.wall
+
+    def monotonic(self) -> float:
+        return self.mono
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.on_sleep(seconds)
+        self.wall += seconds
+        self.mono += seconds
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
+    fake = FakeClock()
+    for module in (presenter_module, runner_module, turn_module):
+        monkeypatch.setattr(module, "time", fake)
+    return fake
 
 
 def _line(seq: int, type_: str, **payload: Any) -> bytes:
     return json.dumps({"v": 1, "seq": seq, "type": type_, "run": "run", **payload}).encode() + b"\n"
 
 
-def test_sleeps_follow_the_cadence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sleeps_follow_the_cadence(tmp_path: Path, clock: FakeClock) -> None:
     control = tmp_path / "c.jsonl"
     events = tmp_path / "e.jsonl"
     control.write_bytes(_line(1, "prompt", text="go"))
-    sleeps: list[tuple[float, bool]] = []  # (seconds, a turn was active)
+    active: list[bool] = []  # per sleep: a turn was running
     reads: list[int] = []
-    real_sleep = time.sleep
-    presenter: Presenter
-
-    def fake_sleep(seconds: float) -> None:
-        sleeps.append((seconds, presenter.turns.current is not None))
-        real_sleep(min(seconds, 0.01))  # keep the test fast
-
-    monkeypatch.setattr(presenter_module.time, "sleep", fake_sleep)
     presenter = Presenter(
         MockAgent(MockConfig(steps=2, deltas=5, delay=0.05)), control_path=str(control), event_path=str(events)
     )
+    idle_sleeps = 0
+
+    def parent(seconds: float) -> None:
+        nonlocal idle_sleeps
+        active.append(presenter.turns.current is not None)
+        if b'"turn-complete"' in events.read_bytes():
+            idle_sleeps += 1
+            if idle_sleeps == 3:  # the run has been idle for three ticks: close it
+                with open(control, "ab") as f:
+                    f.write(_line(2, "close"))
+
+    clock.on_sleep = parent
     real_read = presenter._reader.read
 
     def counting_read() -> tuple[list[bytes], str]:
@@ -44,46 +82,29 @@ def test_sleeps_follow_the_cadence(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         return out
 
     presenter._reader.read = counting_read  # type: ignore[method-assign]
-
-    def closer() -> None:
-        while b'"turn-complete"' not in events.read_bytes():
-            real_sleep(0.005)
-        real_sleep(0.05)
-        with open(control, "ab") as f:
-            f.write(_line(2, "close"))
-
-    t = threading.Thread(target=closer)
-    t.start()
     assert presenter.run_loop() == 0
-    t.join()
-    busy = [s for s, active in sleeps if active]
-    idle = [s for s, active in sleeps if not active]
-    assert busy and all(0 < s <= BUSY_TICK for s in busy)
-    assert idle and all(s == IDLE_TICK for s in idle)
+    busy = [s for s, on in zip(clock.sleeps, active, strict=True) if on]
+    idle = [s for s, on in zip(clock.sleeps, active, strict=True) if not on]
+    # every Wait(0.05) of the 10 deltas is slept in busy ticks: 30 ms, then the 20 ms left
+    assert busy == pytest.approx([BUSY_TICK, 0.05 - BUSY_TICK] * 10)
+    assert idle == [IDLE_TICK] * 3
     # the control file is checked before every sleep: one read per loop at least
-    assert len(reads) >= len(sleeps)
+    assert len(reads) >= len(clock.sleeps)
     lines = [json.loads(x) for x in events.read_bytes().splitlines()]
     assert lines[-1]["type"] == "exit" and lines[-1]["status"] == "done"
 
 
-def test_idle_sleep_stops_at_the_deadline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    sleeps: list[float] = []
-    real_sleep = time.sleep
-
-    def fake_sleep(seconds: float) -> None:
-        sleeps.append(seconds)
-        real_sleep(seconds)
-
-    monkeypatch.setattr(presenter_module.time, "sleep", fake_sleep)
+def test_idle_sleep_stops_at_the_deadline(tmp_path: Path, clock: FakeClock) -> None:
     presenter = Presenter(
         MockAgent(),
         control_path=str(tmp_path / "c.jsonl"),
         event_path=str(tmp_path / "e.jsonl"),
-        deadline=time.time() + 0.1,
+        deadline=clock.time() + 0.75,
     )
     assert presenter.run_loop() == 1
     assert presenter.exit_status == "timed-out"
-    assert sleeps and all(s < IDLE_TICK for s in sleeps)  # idle sleeps cut short by the deadline
+    # idle ticks, the last one cut short by the deadline
+    assert clock.sleeps == pytest.approx([IDLE_TICK, IDLE_TICK, 0.75 - 2 * IDLE_TICK])
     lines = [json.loads(x) for x in (tmp_path / "e.jsonl").read_bytes().splitlines()]
     assert [x["type"] for x in lines] == ["ready", "exit"]
     assert lines[1]["error"] == "run deadline exceeded"

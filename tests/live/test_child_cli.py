@@ -128,7 +128,14 @@ def test_demo_cleans_up_on_sigterm(tmp_path: Path) -> None:
     )
     try:
         end = time.monotonic() + 60
-        while sum(1 for d in tmp_path.glob("fenwire-*") if (d / "events.jsonl").stat().st_size > 0) < 3:
+
+        def speaking(d: Path) -> bool:  # the directory is made before its files: they may not exist yet
+            try:
+                return (d / "events.jsonl").stat().st_size > 0
+            except FileNotFoundError:
+                return False
+
+        while sum(1 for d in tmp_path.glob("fenwire-*") if speaking(d)) < 3:
             assert proc.poll() is None and time.monotonic() < end, proc.communicate()
             time.sleep(0.01)
         proc.send_signal(signal.SIGTERM)

@@ -1,24 +1,36 @@
 """Every reachable cell of the run state table, through the wire, against real child processes.
 
 Rows ``ready``, ``running``, ``closing`` and ``finalizing`` are reached with the mock agent and a
-control or two; the terminal rows ``cancelled``, ``failed`` and ``timed-out`` are observed while an
-interrupted turn takes a while to unwind (the mock's ``unwind_delay``), which is the only time a
-child reads controls in a terminal state. Two rows cannot be reached through the wire by design:
-``starting`` (a child emits ``ready`` before it reads any control; see ``test_starting_is_never_
-observed``) and ``done`` (finishing writes ``result`` and ``exit`` at once, so no later control is
-read). Expected acks are written out here from the table in wire-protocol.md, not taken from
-``fenwire_fast.session``.
+control or two. A control "arrives while running" by arrangement, not by a race: the mock's turn
+stops at its gate (step 1), the script waits for the gate's announcement, sends the controls, waits
+for their acks and only then releases the gate. The terminal rows ``cancelled``, ``failed`` and
+``timed-out`` are observed while the interrupted turn is held at the gate on its way out (the
+mock's ``unwind_gate``), which is the only time a child reads controls in a terminal state. Two
+rows cannot be reached through the wire by design: ``starting`` (a child emits ``ready`` before it
+reads any control; see ``test_starting_is_never_observed``) and ``done`` (finishing writes
+``result`` and ``exit`` at once, so no later control is read). Expected acks are written out here
+from the table in wire-protocol.md, not taken from ``fenwire_fast.session``.
 """
 
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import pytest
-from fenwire_fast.live.mock_agent import check_transcript, config_from_mapping
-from live_harness import Ctx, Outcome, Scenario, run_scenarios, seen, wall_clock
+from fenwire_fast.live.mock_agent import check_transcript
+from live_harness import (
+    Ctx,
+    Outcome,
+    Scenario,
+    acked,
+    at_gate,
+    gated,
+    rerun_until_arranged,
+    run_scenarios,
+    seen,
+    unwinding,
+)
 
 CONTROLS = ("prompt", "steer", "follow-up", "finalize", "cancel", "close")
 PAYLOADS: dict[str, dict[str, Any]] = {
@@ -60,7 +72,13 @@ TABLE: dict[tuple[str, str], tuple[str, str | None, str]] = {
 TERMINAL = ("cancelled", "failed", "timed-out")
 
 FAST = {"steps": 2, "deltas": 2, "tools": 1}
-LONG = {"steps": 2, "deltas": 30, "delay": 0.01, "tools": 1}
+#: every turn stops at the start of its step 1 until the script releases the gate
+GATED = gated(FAST, [1])
+#: ... and an interrupted turn stops again on its way out
+UNWIND = gated(FAST, [1], unwind=True)
+#: the deadline of the timed-out row, in seconds from the child's start. The turn must have reached
+#: its gate by then; if it has not, the scenario is run again with more time (rerun_until_arranged)
+DEADLINE = 8.0
 
 
 def _close_when_idle(ctx: Ctx, turns: int) -> Any:
@@ -81,11 +99,12 @@ def _ready_cell(control: str):
 
 def _running_cell(control: str):
     def script(ctx: Ctx) -> Any:
-        yield seen("assistant-text-delta")
+        yield at_gate(1, 1)
         ctx.send(control, PAYLOADS[control])
-        if control in ("prompt", "steer", "close"):
-            if control != "close":
-                yield from _close_when_idle(ctx, 1)
+        yield acked(control)
+        ctx.release()
+        if control in ("prompt", "steer"):
+            yield from _close_when_idle(ctx, 1)
         elif control == "follow-up":
             yield from _close_when_idle(ctx, 2)
 
@@ -94,69 +113,76 @@ def _running_cell(control: str):
 
 def _closing_cell(control: str):
     def script(ctx: Ctx) -> Any:
-        yield seen("assistant-text-delta")
+        yield at_gate(1, 1)
         ctx.send("close", name="first")
         ctx.send(control, PAYLOADS[control])
+        yield acked("first", control)
+        ctx.release()
 
     return script
 
 
 def _finalizing_cell(control: str):
     def script(ctx: Ctx) -> Any:
-        yield seen("assistant-text-delta")
+        yield at_gate(1, 1)
         ctx.send("finalize", {"note": "first"}, name="first")
+        # turn 1 is interrupted at once; the finalize turn then stops at its own gate
+        yield at_gate(2, 1)
         ctx.send(control, PAYLOADS[control])
+        yield acked(control)
+        ctx.release()
 
     return script
 
 
-def _terminal_cell(state: str, deadline: float):
+def _terminal_cell(state: str):
     def script(ctx: Ctx) -> Any:
-        if state == "timed-out":
-            # once the turn is under way and the deadline has passed, the child is unwinding the
-            # interrupted turn (unwind_delay) in the timed-out state
-            yield seen("assistant-text-delta")
-            yield wall_clock(deadline + 0.5)
-        else:
-            yield seen("assistant-text-delta")
-            if state == "cancelled":
-                ctx.send("cancel", name="first")
-            else:
-                ctx.raw(json.dumps({"v": 2, "seq": 999, "type": "cancel", "run": ctx.child.run}).encode() + b"\n")
+        yield at_gate(1, 1)
+        if state == "cancelled":
+            ctx.send("cancel", name="first")
+        elif state == "failed":
+            ctx.raw(json.dumps({"v": 2, "seq": 999, "type": "cancel", "run": ctx.child.run}).encode() + b"\n")
+        # timed-out: the deadline passes while the turn waits at the gate
+        yield unwinding(1)
         for control in CONTROLS:
             ctx.send(control, PAYLOADS[control])
+        yield acked(*CONTROLS)
+        ctx.release()
 
     return script
 
 
 @pytest.fixture(scope="module")
 def outcomes() -> dict[str, Outcome]:
-    # The deadline scenario goes first, so its child starts before the others load the machine;
-    # it needs its turn to have started before the deadline (see _terminal_cell).
-    deadline = time.time() + 6.0
-    scenarios = []
-    for state in TERMINAL:
-        mock = dict(LONG, unwind_delay=2.5)
-        kwargs: dict[str, Any] = {"grace": 10.0}  # longer than the unwind, or the backstop kills it
-        if state == "timed-out":
-            mock.update(hang_step=1, hang="yield")
-            kwargs["deadline"] = deadline
-        scenarios.append(Scenario(f"{state}/*", _terminal_cell(state, deadline), mock=mock, kwargs=kwargs))
-    scenarios.reverse()
+    # the deadline scenario goes first, so its child starts before the others load the machine
+    scenarios = [_timed_out(DEADLINE)]
+    for state in ("cancelled", "failed"):
+        scenarios.append(Scenario(f"{state}/*", _terminal_cell(state), mock=UNWIND))
     for state, control in TABLE:
         if state == "ready":
             scenarios.append(Scenario(f"{state}/{control}", _ready_cell(control), prompt=None, mock=FAST))
         elif state == "running":
-            scenarios.append(Scenario(f"{state}/{control}", _running_cell(control), mock=LONG))
+            scenarios.append(Scenario(f"{state}/{control}", _running_cell(control), mock=GATED))
         elif state == "closing":
-            scenarios.append(Scenario(f"{state}/{control}", _closing_cell(control), mock=LONG))
+            scenarios.append(Scenario(f"{state}/{control}", _closing_cell(control), mock=GATED))
         else:
-            scenarios.append(Scenario(f"{state}/{control}", _finalizing_cell(control), mock=LONG))
+            scenarios.append(Scenario(f"{state}/{control}", _finalizing_cell(control), mock=GATED))
     scenarios.append(Scenario("starting", lambda ctx: _close_when_idle(ctx, 1), mock=FAST, prompt="early prompt"))
-    return run_scenarios(scenarios, timeout=45)
+    outcomes = run_scenarios(scenarios)
+    outcomes["timed-out/*"] = rerun_until_arranged(outcomes["timed-out/*"], _timed_out, _gated_in_time, DEADLINE)
+    return outcomes
 
 
-def _common(o: Outcome, mock: dict[str, Any]) -> None:
+def _timed_out(deadline: float) -> Scenario:
+    return Scenario("timed-out/*", _terminal_cell("timed-out"), mock=UNWIND, kwargs={"timeout": deadline})
+
+
+def _gated_in_time(o: Outcome) -> bool:
+    """The timed-out row was arranged: the turn reached its gate before the deadline passed."""
+    return any(e["type"] == "info" and e.get("summary") == "mock gate: turn 1 step 1" for e in o.events)
+
+
+def _common(o: Outcome) -> None:
     assert not o.timed_out, o.describe()
     assert o.script_error is None, f"{o.script_error!r}\n{o.describe()}"
     assert o.types[0] == "ready", o.describe()
@@ -164,7 +190,7 @@ def _common(o: Outcome, mock: dict[str, Any]) -> None:
     # every control acknowledged exactly once, except a version-mismatch line
     refs = [a.get("ref") for a in o.acks()]
     assert sorted(refs) == sorted(o.child.channel.controls), o.describe()
-    problems = check_transcript(config_from_mapping(mock), o.events)
+    problems = check_transcript(o.config, o.events, controls=o.child.channel.controls)
     assert problems == [], f"{problems}\n{o.describe()}"
     want_rc = 0 if o.status == "done" else 1
     assert o.child.returncode == want_rc, o.describe()
@@ -174,7 +200,7 @@ def _common(o: Outcome, mock: dict[str, Any]) -> None:
 def test_cell(outcomes: dict[str, Outcome], cell: str) -> None:
     state, control = cell.split("/")
     o = outcomes[cell]
-    _common(o, FAST if state == "ready" else LONG)
+    _common(o)
     status, reason, final = TABLE[state, control]
     ack = o.ack(control)
     assert ack["status"] == status, o.describe()
@@ -183,6 +209,12 @@ def test_cell(outcomes: dict[str, Outcome], cell: str) -> None:
     assert o.child.channel.status == final
     at = o.events.index(ack)
     later = o.types[at + 1 :]
+    if state != "ready":
+        # the state was arranged, not raced: the control was read while turn 1 (or, finalizing,
+        # the finalize turn 2) was held at its gate
+        held = o.index("info", summary=f"mock gate: turn {2 if state == 'finalizing' else 1} step 1")
+        done_turns = [i for i, e in enumerate(o.events) if e["type"] == "turn-complete"]
+        assert held < at < done_turns[1 if state == "finalizing" else 0], o.describe()
     seq = o.ctx.sent[control]
     if status == "rejected":
         return
@@ -239,8 +271,11 @@ def test_terminal_row(outcomes: dict[str, Outcome], state: str) -> None:
         assert len(o.acks()) == 7 and all(a.get("ref") != 999 for a in o.acks()), o.describe()
     if state == "timed-out":
         assert o.events[-1]["error"] == "run deadline exceeded"
-        assert o.events[-2]["type"] == "turn-complete" and o.events[-2]["stop-reason"] == "aborted"
-    problems = check_transcript(config_from_mapping(LONG), o.events)
+    # the turn was held at its gate, interrupted there, and acked every control while unwinding
+    assert o.events[-2]["type"] == "turn-complete" and o.events[-2]["stop-reason"] == "aborted"
+    unwound = o.index("info", summary="mock gate: turn 1 unwinding")
+    assert all(o.events.index(o.ack(c)) > unwound for c in CONTROLS), o.describe()
+    problems = check_transcript(o.config, o.events, controls=o.child.channel.controls)
     assert problems == [], problems
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from fenwire_fast.live import mock_agent
 from fenwire_fast.live.mock_agent import check_transcript, config_from_mapping
-from live_harness import Ctx, Outcome, Scenario, run_scenarios, seen
+from live_harness import Ctx, Outcome, Scenario, at_gate, gated, run_scenarios, seen, unwinding
 
 Events = list[dict[str, Any]]
 
@@ -34,7 +34,8 @@ MOCKS: dict[str, dict[str, Any]] = {
         "final_bytes": 300,
     },
     "cancel-in-tool": {"steps": 2, "deltas": 2, "tools": 2, "hang_step": 1},
-    "finalize-mid-turn": {"steps": 2, "deltas": 20, "delay": 0.005, "tools": 1},
+    # held at the gate of step 2 when finalize arrives, and again on its way out
+    "finalize-mid-turn": gated({"steps": 2, "deltas": 20, "tools": 1}, [2], unwind=True),
 }
 
 
@@ -56,8 +57,10 @@ def _cancel_in_tool(ctx: Ctx) -> Any:
 
 
 def _finalize_mid_turn(ctx: Ctx) -> Any:
-    yield seen("assistant-text-delta", 2)
+    yield at_gate(1, 2)
     ctx.send("finalize")
+    yield unwinding(1)
+    ctx.release()
 
 
 @pytest.fixture(scope="module")
@@ -68,11 +71,14 @@ def out() -> dict[str, Outcome]:
         "cancel-in-tool": _cancel_in_tool,
         "finalize-mid-turn": _finalize_mid_turn,
     }
-    return run_scenarios([Scenario(name, scripts[name], mock=MOCKS[name]) for name in MOCKS], timeout=45)
+    return run_scenarios([Scenario(name, scripts[name], mock=MOCKS[name]) for name in MOCKS])
 
 
 def _check(name: str, events: Events, controls: Any = "real", o: Outcome | None = None) -> list[str]:
-    config = config_from_mapping(MOCKS[name])
+    mock = MOCKS[name]
+    if mock.get("gate_steps") or mock.get("unwind_gate"):
+        mock = {**mock, "gate_path": "gate"}  # where the gate file is does not change the script
+    config = config_from_mapping(mock)
     if controls == "real":
         assert o is not None
         controls = o.child.channel.controls
@@ -324,6 +330,34 @@ def test_an_aborted_turn_must_still_match_its_prefix(out: dict[str, Outcome]) ->
     events[_index(events, "assistant-text-delta", 2)]["delta"] = "not the script"
     problems = _check("finalize-mid-turn", events, o=o)
     assert any(re.match(r"turn 1\b", p) for p in problems), problems
+
+
+# -- the mock's gate announcements are part of the script -----------------------------------------
+
+
+def test_gate_announcements_are_checked_exactly(out: dict[str, Outcome]) -> None:
+    o = out["finalize-mid-turn"]
+    events = o.events
+    gate = _index(events, "info")
+    assert events[gate]["summary"] == "mock gate: turn 1 step 2"
+    unwind = _index(events, "info", 2)
+    assert events[unwind]["summary"] == "mock gate: turn 1 unwinding"
+    assert events[unwind - 1]["type"] == "control-ack"  # the finalize, read while held at the gate
+    assert _check("finalize-mid-turn", events, o=o) == []
+    # (without its step-2 announcement the turn would still be a valid prefix: cut just before it)
+    dropped = _renumber(copy.deepcopy(events[:unwind] + events[unwind + 1 :]))
+    assert any(p.startswith("turn 1") for p in _check("finalize-mid-turn", dropped, o=o))
+    for i in (gate, unwind):
+        altered = copy.deepcopy(events)
+        altered[i]["summary"] = "mock gate: turn 1 step 1"
+        assert any(p.startswith("turn 1") for p in _check("finalize-mid-turn", altered, o=o)), i
+    # the child's own info (dropped input, with refs) may come anywhere; the mock's may not
+    extra = copy.deepcopy(events)
+    extra.insert(gate, {**events[gate], "refs": [7], "summary": "dropped 1 queued input line(s)"})
+    assert _check("finalize-mid-turn", _renumber(extra), o=o) == []
+    stray = copy.deepcopy(events)
+    stray.insert(1, copy.deepcopy(events[gate]))
+    assert "info outside a turn" in _check("finalize-mid-turn", _renumber(stray), o=o)
 
 
 # -- the oracle's own wire forms, spelled out ----------------------------------------------------

@@ -26,6 +26,16 @@ so only the parent's kill backstop helps), ``exit_step`` ends the process at onc
 ``exit_code`` (no ``exit`` line). ``unwind_delay`` makes an interrupted turn take that many
 seconds (cooperatively) to unwind, so the run can be observed in its terminal state.
 
+The gate lets a test decide when a turn moves on, instead of racing it. With ``gate_path`` set,
+every step whose number (within its turn, from 1; the finalize turn has one step) is in
+``gate_steps`` stops at its start, after the steering of the step boundary was taken: the turn
+yields an ``info`` event whose summary is ``mock gate: turn T step S``, writes that text to
+``<gate_path>.blocked``, and then yields ``Wait`` until the file ``gate_path`` exists. Controls are
+read and acknowledged meanwhile, and cancel, finalize or a deadline interrupt the turn at once. With
+``unwind_gate`` an interrupted turn also stops on its way out (``mock gate: turn T unwinding``), so
+the run stays in its terminal state, reading controls, until the test releases it. The
+announcements are part of the script: the same config always yields the same events.
+
 Knobs come from ``FENWIRE_MOCK`` (a JSON object; ``snake_case`` or ``kebab-case`` keys) and/or the
 child's command-line flags (``--steps 3 --delay 0.01 ...``), flags winning.
 """
@@ -54,6 +64,8 @@ __all__ = [
     "filler",
     "check_transcript",
     "MOCK_ENV",
+    "GATE_POLL",
+    "gate_label",
 ]
 
 MOCK_ENV = "FENWIRE_MOCK"
@@ -80,6 +92,9 @@ class MockConfig:
     exit_code: int = 3
     unwind_delay: float = 0.0
     announce: bool = False
+    gate_path: str = ""
+    gate_steps: tuple[int, ...] = ()
+    unwind_gate: bool = False
 
     def check(self) -> None:
         """Raise :class:`ConfigError` when a knob is out of range."""
@@ -107,8 +122,16 @@ class MockConfig:
                 raise ConfigError(f"mock knob {name} must be a non-negative number, not {value!r}")
         if self.hang not in ("yield", "block"):
             raise ConfigError(f"mock knob hang must be 'yield' or 'block', not {self.hang!r}")
-        if not isinstance(self.announce, bool):
-            raise ConfigError("mock knob announce must be true or false")
+        for name in ("announce", "unwind_gate"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"mock knob {name} must be true or false")
+        if not isinstance(self.gate_path, str):
+            raise ConfigError(f"mock knob gate_path must be a string, not {self.gate_path!r}")
+        steps = self.gate_steps
+        if not isinstance(steps, tuple) or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in steps):
+            raise ConfigError(f"mock knob gate_steps must list step numbers of at least 1, not {steps!r}")
+        if (steps or self.unwind_gate) and not self.gate_path:
+            raise ConfigError("mock knobs gate_steps and unwind_gate need gate_path")
 
 
 class ConfigError(ValueError):
@@ -132,10 +155,27 @@ def config_from_mapping(values: Mapping[str, Any], base: MockConfig | None = Non
         floats = ("delay", "hang_seconds", "unwind_delay")
         if name in floats and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
+        if name == "gate_steps":
+            value = _step_numbers(value)
         changes[name] = value
     config = replace(base or MockConfig(), **changes)
     config.check()
     return config
+
+
+def _step_numbers(value: Any) -> Any:
+    """``gate_steps`` as a sorted tuple: from ``"1,3"``, ``[1, 3]`` or ``2`` (a value of another
+    kind is returned as it is, for :meth:`MockConfig.check` to refuse)."""
+    if isinstance(value, str):
+        try:
+            return tuple(sorted({int(part) for part in value.replace(" ", "").split(",") if part}))
+        except ValueError:
+            return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value,)
+    if isinstance(value, (list, tuple)) and all(isinstance(n, int) and not isinstance(n, bool) for n in value):
+        return tuple(sorted(set(value)))
+    return value
 
 
 def config_from_env(environ: Mapping[str, str] | None = None) -> MockConfig:
@@ -175,7 +215,24 @@ def final_text(config: MockConfig, turn: int) -> str:
     return filler(config.final_bytes, f"Answer {turn}: ")
 
 
-# Script items: ("step",), ("boundary",), ("wait", seconds), ("event", dict), ("tool", call, result)
+#: How often a turn stopped at the gate looks for the gate file (one ``Wait`` each time).
+GATE_POLL = 0.05
+GATE_PREFIX = "mock gate: "
+
+
+def gate_label(turn: int, step: int | None = None) -> str:
+    """The summary of the ``info`` event a turn yields when it stops at the gate: ``mock gate: turn
+    T step S`` at a gated step, ``mock gate: turn T unwinding`` (``step`` ``None``) on its way out."""
+    where = "unwinding" if step is None else f"step {step}"
+    return f"{GATE_PREFIX}turn {turn} {where}"
+
+
+def _gate_event(label: str) -> dict[str, Any]:
+    return {"type": "info", "summary": label}
+
+
+# Script items: ("step",), ("boundary",), ("gate", label), ("wait", seconds), ("event", dict),
+# ("tool", call, result)
 _Item = tuple[Any, ...]
 
 
@@ -188,6 +245,8 @@ def _script(config: MockConfig, request: TurnInput) -> Iterator[_Item]:
         if step > 1:
             yield ("boundary",)
         yield ("step",)
+        if step in config.gate_steps:
+            yield ("gate", gate_label(turn, step))
         yield ("event", {"type": "llm-start", "provider": "mock", "model": "mock-1"})
         if config.thinking:
             parts = []
@@ -239,6 +298,8 @@ def script_events(config: MockConfig, request: TurnInput) -> list[dict[str, Any]
     for item in _script(config, request):
         if item[0] == "event":
             out.append(item[1])
+        elif item[0] == "gate":
+            out.append(_gate_event(item[1]))
         elif item[0] == "tool":
             out.append(item[1])
             out.append(item[2])
@@ -267,6 +328,10 @@ class MockAgent:
         try:
             result = yield from self._steps(request, ctx)
         except TurnInterrupted:
+            if self.config.unwind_gate:
+                label = gate_label(request.turn)
+                yield _gate_event(label)
+                yield from self._gate(label)
             if self.config.unwind_delay:
                 yield Wait(self.config.unwind_delay)
             raise
@@ -283,6 +348,9 @@ class MockAgent:
                 yield Wait(item[1])
             elif kind == "boundary":
                 ctx.take_steering()
+            elif kind == "gate":
+                yield _gate_event(item[1])
+                yield from self._gate(item[1])
             elif kind == "step":
                 self.steps_run += 1
                 n = self.steps_run
@@ -303,6 +371,17 @@ class MockAgent:
                 yield item[2]
         return None
 
+    def _gate(self, label: str) -> Iterator[Wait]:
+        """Say where the turn stopped (``<gate_path>.blocked``), then wait until ``gate_path`` exists."""
+        path = self.config.gate_path
+        marker = path + ".blocked"
+        scratch = f"{marker}.{os.getpid()}"
+        with open(scratch, "w", encoding="utf-8") as handle:
+            handle.write(label + "\n")
+        os.replace(scratch, marker)  # whole or not at all, for a reader that polls it
+        while not os.path.exists(path):
+            yield Wait(GATE_POLL)
+
 
 def make_agent(config: dict[str, Any] | None = None) -> MockAgent:
     """Factory for ``--agent fenwire_fast.live.mock_agent:make_agent`` (knobs from the argument or ``FENWIRE_MOCK``)."""
@@ -321,7 +400,7 @@ def make_agent(config: dict[str, Any] | None = None) -> MockAgent:
 # simple: no control characters, one long string at most per event, far below the 12 KiB budget.
 
 _ENVELOPE = ("v", "seq", "run", "timestamp")
-_CHILD_MADE = ("control-ack", "steering-injected", "follow-up-injected", "info")
+_CHILD_MADE = ("control-ack", "steering-injected", "follow-up-injected")
 #: a display event's ``summary``: the first line of its text, at most this many UTF-8 bytes
 _SUMMARY_LIMIT = 160
 #: any string field of a display event: at most this many UTF-8 bytes, note included
@@ -330,6 +409,12 @@ _ELLIPSIS = "\u2026"
 _UNSAFE = frozenset(
     [*map(chr, range(0x00, 0x09)), "\x0b", "\x0c", *map(chr, range(0x0E, 0x20)), *map(chr, range(0x7F, 0xA0))]
 )
+
+
+def _dropped_input(event: Mapping[str, Any]) -> bool:
+    """The child's own ``info`` (the queued input it dropped, listed in ``refs``); the mock's
+    ``info`` events (its gate announcements) have no ``refs`` and belong to the script."""
+    return event.get("type") == "info" and "refs" in event
 
 
 def _strip(event: Mapping[str, Any]) -> dict[str, Any]:
@@ -402,6 +487,8 @@ def _wire_event(event: Mapping[str, Any]) -> dict[str, Any]:
         out["summary"] = _wire_summary(event["text"])
     elif etype == "assistant-stream-end":
         out["final?"] = event["final?"]
+    elif etype == "info":
+        out["summary"] = _wire_summary(event["summary"])
     elif etype == "llm-end":
         out["stop-reason"] = event["stop-reason"]
         out["usage"] = dict(event["usage"])
@@ -500,8 +587,11 @@ def check_transcript(
     it exactly when the status is ``done``, with the usage of every turn and, when the last turn
     that spoke ran to its end, that turn's scripted answer; turns are numbered 1, 2, ... and
     bracketed; inside every turn the agent's events are exactly the wire form of the turn's script
-    -- or, only when the turn ended ``aborted`` or ``error``, a prefix of it followed by one
-    ``cancelled`` tool result per tool call the prefix left open; ``turn-complete`` carries the
+    -- or, only when the turn ended ``aborted`` or ``error``, a prefix of it followed (with
+    ``unwind_gate``, for an aborted turn) by the unwinding announcement and then by one
+    ``cancelled`` tool result per tool call the prefix left open; the mock's gate announcements
+    are part of the script, while the child's own ``info`` (dropped input, with ``refs``) may
+    come anywhere; ``turn-complete`` carries the
     stop reason and the usage of the ``llm-end`` events the turn sent."""
     if not events:
         return ["no events"]
@@ -552,7 +642,7 @@ def check_transcript(
             want = _wire_event({"type": "agent-started", "provider": "mock", "model": "mock-1"})
             if _strip(event) != want:
                 problems.append(f"agent-started is {_strip(event)!r}, expected {want!r}")
-        elif etype in ("ready", "result", "exit") or etype in _CHILD_MADE:
+        elif etype in ("ready", "result", "exit") or etype in _CHILD_MADE or _dropped_input(event):
             continue
         elif body is None:
             problems.append(f"{etype} outside a turn")
@@ -599,6 +689,7 @@ def _check_turn(
         problems.append(f"turn-complete says {complete.get('turn')!r}, expected {turn}")
     got = [_strip(e) for e in body]
     cut_short = complete.get("stop-reason") in ("aborted", "error")
+    aborted = complete.get("stop-reason") == "aborted"
     if not got:
         if not cut_short:
             return [*problems, f"turn {turn} does not start with the user event"], False
@@ -622,7 +713,9 @@ def _check_turn(
                 n += 1
             answered = {e["tool-call-id"] for e in want[:n] if e["type"] == "tool-result"}
             open_calls = [e for e in want[:n] if e["type"] == "tool-call" and e["id"] not in answered]
-            want = want[:n] + [_cancelled_result(call) for call in open_calls]
+            # an aborted turn of a mock with unwind_gate announces its unwinding first
+            unwind = [_wire_event(_gate_event(gate_label(turn)))] if config.unwind_gate and aborted else []
+            want = want[:n] + unwind + [_cancelled_result(call) for call in open_calls]
             sent = want[:n]
         else:
             sent = want
