@@ -28,6 +28,7 @@ import errno
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from .. import DRAIN_BYTE_BUDGET, Rejection, Sender, session
@@ -36,6 +37,8 @@ from .final_text import DEFAULT_FINAL_TEXT_CAP, READ_STEP, FinalTextRead, Privat
 __all__ = ["Channel", "SentControl", "PollError", "SendError", "DEFAULT_FINAL_TEXT_CAP"]
 
 _MIRRORED = frozenset({"ready", "control-ack", "turn-started", "turn-complete", "result", "exit"})
+_RUN = itemgetter("run")
+_TYPE = itemgetter("type")
 
 
 @dataclass
@@ -195,7 +198,22 @@ class Channel:
         return messages, errors
 
     def _take(self, items: list[Any], messages: list[dict[str, Any]], errors: list[PollError]) -> None:
-        """Mirror and deliver ``items`` in order, until the end, a fatal problem or a long read."""
+        """Mirror and deliver ``items`` in order, until the end, a fatal problem or a long read.
+
+        The first pass looks at the whole batch at C speed (its runs and types): a batch of this
+        run's own messages, none of which changes the mirrored state, is delivered as it is. Only
+        a batch with a rejection, another run's event or a mirrored type is walked event by event."""
+        if self.exit is None and items:
+            try:
+                runs = set(map(_RUN, items))
+                plain = _MIRRORED.isdisjoint(set(map(_TYPE, items)))
+            except (TypeError, KeyError):  # a Rejection, or a message without a run
+                plain = False
+            else:
+                plain = plain and len(runs) == 1 and self.run in runs
+            if plain:
+                messages.extend(items)
+                return
         run = self.run
         for i, item in enumerate(items):
             if self.exit is not None:
