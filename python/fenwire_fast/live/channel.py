@@ -160,11 +160,20 @@ class Channel:
             return False
         return self._reading is not None or self._tailer.pending()
 
-    def poll(self) -> tuple[list[dict[str, Any]], list[PollError]]:
+    @property
+    def unfinished_read(self) -> bool:
+        """The last poll stopped short: it read a whole ``max_bytes`` chunk (more may wait), or a
+        final-text read is under way. A caller woken by the kernel polls again without waiting."""
+        if self.stopped:
+            return False
+        return self._reading is not None or self._tailer.last_read >= self._tailer.max_bytes
+
+    def poll(self, *, woken: bool = False) -> tuple[list[dict[str, Any]], list[PollError]]:
         """Drain the next chunk of the event file; return its messages and errors, in order.
 
         While a final-text file is being read, each poll reads one more step of it instead, and the
-        ``result`` and the events after it come out once the text is complete."""
+        ``result`` and the events after it come out once the text is complete. ``woken=True``: the
+        kernel said the file grew, so read without checking its size first."""
         messages: list[dict[str, Any]] = []
         errors: list[PollError] = []
         if self.stopped:
@@ -177,7 +186,7 @@ class Channel:
             self._take(held[1:], messages, errors)
         else:
             try:
-                items, status = self._tailer.poll()
+                items, status = self._tailer.poll(woken=woken)
             except OSError as exc:
                 self._stop(f"cannot read the event file: {exc.strerror or exc}", errors)
                 return self._polled(messages, errors)
@@ -328,6 +337,11 @@ class Channel:
     def rejected(self) -> list[SentControl]:
         """Controls the child answered with ``rejected``."""
         return [c for c in self.controls.values() if c.status == "rejected"]
+
+    @property
+    def event_fd(self) -> int | None:
+        """The descriptor the event file is read through (``None`` until the file exists)."""
+        return self._tailer.fileno()
 
     @property
     def offset(self) -> int:
