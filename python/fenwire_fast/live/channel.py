@@ -41,6 +41,15 @@ _RUN = itemgetter("run")
 _TYPE = itemgetter("type")
 
 
+def _plain(items: list[Any], run: str) -> bool:
+    """``items`` are messages of ``run`` (at least one), none of a type the channel mirrors."""
+    try:
+        runs = set(map(_RUN, items))
+        return len(runs) == 1 and run in runs and _MIRRORED.isdisjoint(set(map(_TYPE, items)))
+    except (TypeError, KeyError):  # a Rejection, or a message without a run
+        return False
+
+
 @dataclass
 class SentControl:
     """A control this channel sent; ``status`` / ``reason`` fill in when its ack arrives."""
@@ -212,17 +221,9 @@ class Channel:
         The first pass looks at the whole batch at C speed (its runs and types): a batch of this
         run's own messages, none of which changes the mirrored state, is delivered as it is. Only
         a batch with a rejection, another run's event or a mirrored type is walked event by event."""
-        if self.exit is None and items:
-            try:
-                runs = set(map(_RUN, items))
-                plain = _MIRRORED.isdisjoint(set(map(_TYPE, items)))
-            except (TypeError, KeyError):  # a Rejection, or a message without a run
-                plain = False
-            else:
-                plain = plain and len(runs) == 1 and self.run in runs
-            if plain:
-                messages.extend(items)
-                return
+        if self.exit is None and _plain(items, self.run):
+            messages.extend(items)
+            return
         run = self.run
         for i, item in enumerate(items):
             if self.exit is not None:

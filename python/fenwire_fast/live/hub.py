@@ -40,7 +40,7 @@ from .backoff import Backoff
 from .hub_drivers import KernelDriver, PollDriver
 from .limits import ensure_open_files
 from .spawn import LiveChild, spawn
-from .wakeups import KERNEL, POLL, WakeupsUnavailable, choose, unwatchable
+from .wakeups import KERNEL, WakeupsUnavailable, choose, unwatchable
 
 __all__ = ["Hub", "Item", "Batch"]
 
@@ -254,6 +254,3 @@ class Hub:
 
     async def __aexit__(self, *exc: object) -> None:
         self.close()
-
-
-__all__ += ["KERNEL", "POLL"]

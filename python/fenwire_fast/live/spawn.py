@@ -143,9 +143,8 @@ class LiveChild:
     def poll(self, *, woken: bool = False, reap: bool = True) -> tuple[list[dict[str, Any]], list[PollError]]:
         """Drain one chunk of events, then supervise the process (backstop, exit detection).
 
-        A hub woken by the kernel passes ``woken=True`` (the event file grew: read without a size
-        check) and ``reap=False`` when the process has not ended and no timer is due: the process
-        is then not asked about, and only what the events themselves call for is done."""
+        A hub woken by the kernel passes ``woken=True`` (the file grew: no size check first) and
+        ``reap=False`` when no pidfd fired and no timer is due (the process is not asked about)."""
         messages, errors = self.channel.poll(woken=woken)
         self.messages += len(messages)
         if reap or self.channel.exit is not None or self.channel.error is not None:
