@@ -130,7 +130,12 @@ def _waiter(fd: int) -> tuple[Callable[[], None], Callable[[], None]]:
         else:
 
             def wait() -> None:
-                wakeups.collect(None if wakeups.broken is None else 0.25)
+                if wakeups.broken is not None:
+                    time.sleep(0.25)
+                elif wakeups.armed(fd):
+                    wakeups.collect(None)
+                else:
+                    wakeups.rearm(fd)  # then read once more before sleeping: a write may have come between
 
             return wait, wakeups.close
     backoff = Backoff(0.01, 0.25)

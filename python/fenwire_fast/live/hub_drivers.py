@@ -156,8 +156,11 @@ class KernelDriver:
             self._wakeups.forget(child)
             child.on_timer = None
             return
+        wakeups = self._wakeups
         if child.channel.unfinished_read:
-            self._ready.setdefault(child, False)
+            self._ready.setdefault(child, False)  # read on without waiting (its watch stays off)
+        elif not wakeups.armed(child) and wakeups.rearm(child) and child.channel.pending():
+            self._ready.setdefault(child, False)  # written between the last read and the re-arm
         if reap:
             self._timer(child)
 

@@ -157,9 +157,10 @@ class KernelWakeups(Generic[K]):
         ``path`` may be ``/proc/self/fd/N``: the watch is then on the file open as ``N``, whatever
         its name becomes.
 
-        The watch is one-shot and re-armed as the wake-up is collected, before the caller reads:
-        a write after that wakes again, and a file written a thousand times between two reads
-        queues one record, not a thousand."""
+        The watch is one-shot: once it fired, the caller reads the file and, when it has caught
+        up, calls :meth:`rearm` and then looks once more (a write between its last read and the
+        re-arm wakes no one). A file written a thousand times between two reads queues one
+        record, not a thousand, and a file read in full chunks costs no system call to watch."""
         self._paths[key] = os.fsencode(path)
         self._arm(key)
 
@@ -167,6 +168,20 @@ class KernelWakeups(Generic[K]):
         wd = int(self._add_watch(self._ifd, self._paths[key], _IN_MODIFY | _IN_ONESHOT))
         self._by_wd[wd] = key
         self._wd_of[key] = wd
+
+    def armed(self, key: K) -> bool:
+        """``key``'s watch is in place (it has not fired since it was armed)."""
+        return key in self._wd_of
+
+    def rearm(self, key: K) -> bool:
+        """Watch ``key``'s file again after its watch fired; ``False`` (and :attr:`broken` set)
+        when the kernel refuses: the caller must poll from now on."""
+        try:
+            self._arm(key)
+        except OSError as exc:
+            self.broken = f"cannot watch {self._paths[key]!r} again: {exc.strerror or exc}"
+            return False
+        return True
 
     def watch_process(self, key: K, pid: int) -> None:
         """Wake when process ``pid`` (a child not reaped yet) ends. Raises ``OSError``."""
@@ -215,6 +230,9 @@ class KernelWakeups(Generic[K]):
                 if key is not None:
                     ended.append(key)
                     self._drop_pidfd(fd)
+        if overflow:  # records were lost, fired watches among them: arm every watch again
+            for key in list(self._paths):
+                self.rearm(key)
         return grown, ended, overflow
 
     def _read_inotify(self, grown: list[K]) -> bool:
@@ -244,10 +262,6 @@ class KernelWakeups(Generic[K]):
                 if key is not None:  # else the record of a watch gone (IN_IGNORED)
                     del self._wd_of[key]
                     grown.append(key)
-                    try:
-                        self._arm(key)
-                    except OSError as exc:
-                        self.broken = f"cannot watch {self._paths[key]!r} again: {exc.strerror or exc}"
             if len(data) < _READ_SIZE - 272:  # less than a full buffer: the queue is empty
                 return overflow
 
