@@ -120,7 +120,10 @@ def _waiter(fd: int) -> tuple[Callable[[], None], Callable[[], None]]:
     from .live.backoff import Backoff
     from .live.wakeups import KERNEL, KernelWakeups, choose
 
-    mode, _why = choose(None)
+    try:
+        mode, _why = choose(None)
+    except ValueError:  # a FENWIRE_WAKEUPS that means nothing: poll, the safe way
+        mode = "poll"
     if mode == KERNEL:
         try:
             wakeups: KernelWakeups[int] = KernelWakeups()
