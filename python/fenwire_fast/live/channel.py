@@ -221,7 +221,7 @@ class Channel:
         The first pass looks at the whole batch at C speed (its runs and types): a batch of this
         run's own messages, none of which changes the mirrored state, is delivered as it is. Only
         a batch with a rejection, another run's event or a mirrored type is walked event by event."""
-        if self.exit is None and _plain(items, self.run):
+        if items and self.exit is None and _plain(items, self.run):
             messages.extend(items)
             return
         run = self.run
