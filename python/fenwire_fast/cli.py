@@ -4,6 +4,9 @@
 - ``fenwire check FILE|- [--direction event|control] [--json] [-q]``: stream a JSONL file through a
   receiver (:mod:`fenwire_fast.check`), print one line per rejection and a summary; exit 1 if any
   line was rejected, 3 if the file cannot be read.
+- ``fenwire tail FILE [--direction event|control] [--json] [--no-follow]``: follow a live event or
+  control file as it grows, one line per message (:mod:`fenwire_fast.tail`); exit 2 if it cannot
+  be opened.
 - ``fenwire child``: run an agent as a live child over two files (see ``fenwire child --help``).
 - ``fenwire demo``: a parent driving many live mock children (see ``fenwire demo --help``).
 
@@ -30,7 +33,7 @@ from .text import printable
 if TYPE_CHECKING:  # the live layer is imported only when `child` or `demo` runs
     from .live.agent import Agent
 
-__all__ = ["main", "check_file", "child_main", "demo_main", "build_child_parser"]
+__all__ = ["main", "check_file", "child_main", "demo_main", "build_child_parser", "TAIL_EPILOG"]
 
 
 def _version_text() -> str:
@@ -75,6 +78,35 @@ only one direction, and the guess is said on stderr.
 exit status: 0 every line is valid; 1 some lines were rejected; 2 bad usage; 3 the file cannot be
 read.
 """
+
+
+# ---------------------------------------------------------------------------------------------
+# fenwire tail
+
+TAIL_EPILOG = """\
+Each message is one line: its timestamp (else the time it was read), seq, type, and what it says
+(a delta's text, a summary, a prompt, an exit's status), escaped and cut to fit. A rejected line
+is shown as "line N: REJECTED CODE: REASON". With --json, each message is printed as it travels on
+the wire, each rejection as {"line": N, "rejected": {...}}.
+
+exit status: 0 done (an exit event, or the end of the file with --no-follow); 1 some lines were
+rejected, or the file was truncated; 2 bad usage or the file cannot be opened; 130 interrupted.
+"""
+
+
+def _cmd_tail(args: argparse.Namespace) -> int:
+    from .tail import tail_file
+
+    try:
+        result = tail_file(args.file, args.direction, out=sys.stdout, follow=args.follow, json_lines=args.json)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        print(f"fenwire tail: cannot read {printable(args.file)}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    if result.truncated:
+        print(f"fenwire tail: {printable(args.file)} was truncated; stopping", file=sys.stderr)
+    return 1 if result.rejected or result.truncated else 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -322,6 +354,25 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
     check.add_argument("--json", action="store_true", help="one JSON object per rejection and for the summary")
+    tail = sub.add_parser(
+        "tail",
+        help="follow a live event or control file, one line per message",
+        description="Follow a JSONL event or control file as it grows: one line per message "
+        "(TIME SEQ TYPE TEXT), rejected lines shown where they stand. Stops after an exit event.",
+        epilog=TAIL_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    tail.add_argument("file", help="the JSONL file to follow")
+    tail.add_argument(
+        "--direction",
+        choices=("event", "control"),
+        default=None,
+        help="which side writes the file (default: guessed from its first valid line)",
+    )
+    tail.add_argument("--json", action="store_true", help="each message as it travels on the wire, one a line")
+    tail.add_argument(
+        "--no-follow", dest="follow", action="store_false", help="stop at the end of the file instead of waiting"
+    )
     sub.add_parser("child", help="run an agent as a live child over two files", add_help=False)
     sub.add_parser("demo", help="a parent driving many live mock children", add_help=False)
     return parser
@@ -339,9 +390,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):  # a strict ASCII or Latin-1 terminal gets escapes, not a traceback
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
-    if args.command == "check":
+    commands = {"check": _cmd_check, "tail": _cmd_tail}
+    if args.command in commands:
         try:
-            return _cmd_check(args)
+            return commands[args.command](args)
         except KeyboardInterrupt:
             return 130
         except BrokenPipeError:

@@ -67,6 +67,11 @@ class _FileCursor:
                 return None
         return os.fstat(self._fd).st_size
 
+    @property
+    def opened(self) -> bool:
+        """The file is open (it existed once)."""
+        return self._fd is not None
+
     def idle_status(self) -> str | None:
         """``MISSING``, ``TRUNCATED`` or ``OK`` when there is nothing to read; ``None`` when new
         bytes wait past the offset."""
@@ -209,6 +214,8 @@ class Tailer:
         self.max_bytes = max_bytes
         self.receiver = receiver if receiver is not None else Receiver(direction)
         self.scan = scan
+        #: bytes the last read brought (``max_bytes``: there may be more)
+        self.last_read = 0
 
     @property
     def path(self) -> str:
@@ -219,20 +226,35 @@ class Tailer:
         """Bytes read so far (including an unterminated tail held by the receiver)."""
         return self._cursor.offset
 
+    def fileno(self) -> int | None:
+        """The descriptor the file is read through (``None`` until it exists: opened on first use)."""
+        self._cursor.size()
+        return self._cursor._fd
+
     def pending(self) -> bool:
         """True when the file has bytes not read yet (a cheap size check, no read)."""
         size = self._cursor.size()
         return size is not None and size != self._cursor.offset
 
-    def poll(self) -> tuple[list[Any], str]:
+    def poll(self, *, woken: bool = False) -> tuple[list[Any], str]:
         """Read the next chunk; return ``(messages_and_rejections, status)`` (``Scanned`` records
-        in place of messages with ``scan=True``)."""
+        in place of messages with ``scan=True``).
+
+        ``woken=True`` is for a caller the kernel told that the file grew: it reads at once and
+        checks the size only when the read brings nothing (one system call instead of two)."""
         cursor = self._cursor
-        status = cursor.idle_status()
-        if status is not None:
-            return [], status
-        chunk = cursor.read(self.max_bytes)
+        self.last_read = 0
+        if woken and cursor.opened:
+            chunk = cursor.read(self.max_bytes)
+            if not chunk:
+                return [], cursor.idle_status() or OK
+        else:
+            status = cursor.idle_status()
+            if status is not None:
+                return [], status
+            chunk = cursor.read(self.max_bytes)
         cursor.offset += len(chunk)
+        self.last_read = len(chunk)
         if self.scan:
             return self.receiver.scan(chunk), OK
         return self.receiver.feed(chunk), OK

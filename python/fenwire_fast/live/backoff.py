@@ -26,10 +26,12 @@ class Backoff:
         self.delay = min(delay * 2, self.cap)
         return delay
 
-    def sleep(self) -> None:
-        """Nothing happened: sleep the current interval, and grow it."""
-        time.sleep(self._next())
+    def sleep(self, limit: float | None = None) -> None:
+        """Nothing happened: sleep the current interval (at most ``limit`` seconds), and grow it."""
+        delay = self._next()
+        time.sleep(delay if limit is None else max(min(delay, limit), 0.0))
 
-    async def sleep_async(self) -> None:
+    async def sleep_async(self, limit: float | None = None) -> None:
         """:meth:`sleep` for asyncio."""
-        await asyncio.sleep(self._next())
+        delay = self._next()
+        await asyncio.sleep(delay if limit is None else max(min(delay, limit), 0.0))

@@ -28,6 +28,7 @@ import errno
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from .. import DRAIN_BYTE_BUDGET, Rejection, Sender, session
@@ -36,6 +37,17 @@ from .final_text import DEFAULT_FINAL_TEXT_CAP, READ_STEP, FinalTextRead, Privat
 __all__ = ["Channel", "SentControl", "PollError", "SendError", "DEFAULT_FINAL_TEXT_CAP"]
 
 _MIRRORED = frozenset({"ready", "control-ack", "turn-started", "turn-complete", "result", "exit"})
+_RUN = itemgetter("run")
+_TYPE = itemgetter("type")
+
+
+def _plain(items: list[Any], run: str) -> bool:
+    """``items`` are messages of ``run`` (at least one), none of a type the channel mirrors."""
+    try:
+        runs = set(map(_RUN, items))
+        return len(runs) == 1 and run in runs and _MIRRORED.isdisjoint(set(map(_TYPE, items)))
+    except (TypeError, KeyError):  # a Rejection, or a message without a run
+        return False
 
 
 @dataclass
@@ -157,11 +169,20 @@ class Channel:
             return False
         return self._reading is not None or self._tailer.pending()
 
-    def poll(self) -> tuple[list[dict[str, Any]], list[PollError]]:
+    @property
+    def unfinished_read(self) -> bool:
+        """The last poll stopped short: it read a whole ``max_bytes`` chunk (more may wait), or a
+        final-text read is under way. A caller woken by the kernel polls again without waiting."""
+        if self.stopped:
+            return False
+        return self._reading is not None or self._tailer.last_read >= self._tailer.max_bytes
+
+    def poll(self, *, woken: bool = False) -> tuple[list[dict[str, Any]], list[PollError]]:
         """Drain the next chunk of the event file; return its messages and errors, in order.
 
         While a final-text file is being read, each poll reads one more step of it instead, and the
-        ``result`` and the events after it come out once the text is complete."""
+        ``result`` and the events after it come out once the text is complete. ``woken=True``: the
+        kernel said the file grew, so read without checking its size first."""
         messages: list[dict[str, Any]] = []
         errors: list[PollError] = []
         if self.stopped:
@@ -174,7 +195,7 @@ class Channel:
             self._take(held[1:], messages, errors)
         else:
             try:
-                items, status = self._tailer.poll()
+                items, status = self._tailer.poll(woken=woken)
             except OSError as exc:
                 self._stop(f"cannot read the event file: {exc.strerror or exc}", errors)
                 return self._polled(messages, errors)
@@ -195,7 +216,14 @@ class Channel:
         return messages, errors
 
     def _take(self, items: list[Any], messages: list[dict[str, Any]], errors: list[PollError]) -> None:
-        """Mirror and deliver ``items`` in order, until the end, a fatal problem or a long read."""
+        """Mirror and deliver ``items`` in order, until the end, a fatal problem or a long read.
+
+        The first pass looks at the whole batch at C speed (its runs and types): a batch of this
+        run's own messages, none of which changes the mirrored state, is delivered as it is. Only
+        a batch with a rejection, another run's event or a mirrored type is walked event by event."""
+        if items and self.exit is None and _plain(items, self.run):
+            messages.extend(items)
+            return
         run = self.run
         for i, item in enumerate(items):
             if self.exit is not None:
@@ -310,6 +338,11 @@ class Channel:
     def rejected(self) -> list[SentControl]:
         """Controls the child answered with ``rejected``."""
         return [c for c in self.controls.values() if c.status == "rejected"]
+
+    @property
+    def event_fd(self) -> int | None:
+        """The descriptor the event file is read through (``None`` until the file exists)."""
+        return self._tailer.fileno()
 
     @property
     def offset(self) -> int:

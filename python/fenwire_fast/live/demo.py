@@ -298,7 +298,6 @@ def run_demo(
         by_child: dict[int, _Track] = {}
         progress = Progress(out, live=live, plain=True, interval=interval)
         timed_out = False
-        backoff = hub.backoff()
         while len(tracks) < children or not hub.finished:
             if len(tracks) < children:
                 # one spawn per tick: the children already running keep being drained and driven
@@ -330,10 +329,8 @@ def run_demo(
             if time.monotonic() - started > timeout:
                 timed_out = True
                 break
-            if batch or len(tracks) < children:
-                backoff.reset()
-            else:
-                backoff.sleep()
+            if not batch and len(tracks) >= children:
+                hub.sleep(interval)  # until a child writes or ends, or the display is due
         seconds = time.monotonic() - started
         cpu = time.process_time() - cpu_started
         _show_progress(progress, tracks, children, force=True)

@@ -1,50 +1,115 @@
-"""Many live children in one parent.
+"""Many live children in one parent, woken by the kernel.
 
-A :class:`Hub` polls its children round-robin: each tick gives every unfinished child one bounded
-read (its channel's ``max_bytes``, 64 KiB by default) so a chatty child cannot starve the others,
-and the starting child rotates from tick to tick. An idle child costs a size check (``fstat``) and
-a non-blocking ``waitpid`` per tick, never a read. Each poll also runs the child's kill backstop.
+A :class:`Hub` drains its children in fair rounds: each round gives every child that has something
+to do one bounded read (its channel's ``max_bytes``, 64 KiB by default), so a chatty child cannot
+starve the others, and the first child polled moves on by one each round.
 
-Use it blocking (``for child, event in hub: ...``) or from asyncio
-(``async for child, event in hub: ...``); both end when every child has finished. When a tick
-brings nothing, the hub sleeps, starting at ``min_sleep`` and doubling up to ``max_sleep``.
+On Linux the hub sleeps in the kernel (``wakeups="kernel"``): one epoll holds an inotify watch on
+every event file and a pidfd per child, so it wakes when a file grows or a process ends, and at
+the next supervision timer (deadline, kill backstop). An idle child costs nothing, not even a
+system call. Elsewhere, when the kernel refuses (a network file system, too many watches), or when
+asked (``Hub(wakeups="poll")`` or ``FENWIRE_WAKEUPS=poll``), it polls every child each round (a
+size check and a non-blocking ``waitpid`` for an idle one) and sleeps with a back-off between
+rounds that bring nothing. :attr:`Hub.wakeups` says which, :attr:`Hub.wakeups_reason` why it polls.
+The API is the same either way.
+
+Three ways to take the events, blocking or from asyncio:
+
+- ``for child, event in hub`` / ``async for child, event in hub``: one event at a time;
+- :meth:`Hub.batches` / :meth:`Hub.batches_async`: ``(child, messages)``, the messages of one read
+  of one child as one list: the cheap way when there are many events;
+- :meth:`Hub.wait` / :meth:`Hub.wait_async`: drain until every child has finished.
+
+All end when every child has finished. **``child.status`` is the status after the whole read**:
+a read that brings ``turn-complete`` and ``exit`` has ``child.status`` at its final value while
+the ``turn-complete`` is handed over. The status at each event is not tracked; follow the events'
+own types when that matters. From asyncio, waiting never spins and never blocks the loop: the
+epoll descriptor is watched by the loop (``loop.add_reader``).
+
+Spawning many children raises the open-file soft limit as far as the hard limit allows (see
+:mod:`~fenwire_fast.live.limits`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from .backoff import Backoff
+from .hub_drivers import KernelDriver, PollDriver
+from .limits import ensure_open_files
 from .spawn import LiveChild, spawn
+from .wakeups import KERNEL, WakeupsUnavailable, choose, unwatchable
 
-__all__ = ["Hub"]
+__all__ = ["Hub", "Item", "Batch"]
 
+#: one event: ``(child, message)``
 Item = tuple[LiveChild, dict[str, Any]]
+#: one read of one child: ``(child, messages)``
+Batch = tuple[LiveChild, list[dict[str, Any]]]
 
 
 class Hub:
-    """A set of live children drained fairly; see the module docstring."""
+    """A set of live children drained fairly, woken by the kernel; see the module docstring.
 
-    def __init__(self, *, min_sleep: float = 0.001, max_sleep: float = 0.03) -> None:
+    ``wakeups``: ``"auto"`` (the default, else ``$FENWIRE_WAKEUPS``), ``"kernel"`` (raise
+    :class:`~fenwire_fast.live.wakeups.WakeupsUnavailable` where it cannot work) or ``"poll"``.
+    ``min_sleep`` / ``max_sleep`` are the back-off between empty rounds when polling.
+
+    ``child.status`` is the status after the whole read that brought an event, not at that event."""
+
+    def __init__(self, *, wakeups: str | None = None, min_sleep: float = 0.001, max_sleep: float = 0.03) -> None:
         self.children: list[LiveChild] = []
         self.min_sleep = min_sleep
         self.max_sleep = max_sleep
-        self._next = 0
+        self._forced = wakeups == KERNEL
+        mode, self.wakeups_reason = choose(wakeups)
+        self._driver: KernelDriver | PollDriver = (
+            KernelDriver() if mode == KERNEL else PollDriver(self.children, min_sleep, max_sleep)
+        )
+        self._unfinished: dict[LiveChild, None] = {}
+
+    @property
+    def wakeups(self) -> str:
+        """``"kernel"`` or ``"poll"``: what wakes the hub now."""
+        return self._driver.mode
 
     def backoff(self) -> Backoff:
-        """The sleep between ticks that bring nothing: ``min_sleep`` doubling up to ``max_sleep``."""
+        """A back-off like the polling hub's: ``min_sleep`` doubling up to ``max_sleep``."""
         return Backoff(self.min_sleep, self.max_sleep)
+
+    # -- children -------------------------------------------------------------------------------
 
     def add(self, child: LiveChild) -> LiveChild:
         """Adopt a child started elsewhere."""
+        ensure_open_files(len(self.children) + 1)
         self.children.append(child)
+        self._unfinished[child] = None
+        if isinstance(self._driver, KernelDriver):
+            why = unwatchable(child.event_path)
+            try:
+                if why is not None:
+                    raise WakeupsUnavailable(why)
+                self._driver.add(child, len(self.children) - 1)
+            except OSError as exc:
+                if self._forced:
+                    raise
+                self._fall_back(f"cannot watch {child.event_path}: {exc.strerror or exc}")
         return child
 
+    def _fall_back(self, why: str) -> None:
+        """Poll from now on (the same children, the same API)."""
+        self._driver.close()
+        self._driver = PollDriver(self.children, self.min_sleep, self.max_sleep)
+        self.wakeups_reason = why
+
     def spawn(self, prompt: str | None = None, *, run: str | None = None, **kwargs: Any) -> LiveChild:
-        """:func:`~fenwire_fast.live.spawn.spawn` a child (``run`` defaults to ``child-N``) and adopt it."""
+        """:func:`~fenwire_fast.live.spawn.spawn` a child (``run`` defaults to ``child-N``) and adopt it.
+
+        Raises :class:`~fenwire_fast.live.limits.OpenFileLimit` when the open-file limit cannot
+        make room for one more child."""
+        ensure_open_files(len(self.children) + 1)
         name = run if run is not None else f"child-{len(self.children) + 1}"
         return self.add(spawn(prompt, run=name, **kwargs))
 
@@ -56,83 +121,136 @@ class Hub:
     @property
     def finished(self) -> bool:
         """Every child has finished."""
-        return all(c.finished for c in self.children)
+        return all(c.finished for c in self._unfinished)
+
+    # -- rounds ---------------------------------------------------------------------------------
+
+    def poll_batches(self) -> list[Batch]:
+        """One fair round, never blocking: a bounded poll of every child with something to do;
+        return ``(child, messages)`` for each that brought messages."""
+        return list(self._round())
+
+    def _round(self) -> Iterator[Batch]:
+        """One fair round, handing over each child's read as soon as it is made (so a consumer
+        is done with one batch before the next is read: memory stays small and warm)."""
+        driver = self._driver
+        if isinstance(driver, KernelDriver) and driver.broken is not None:
+            self._fall_back(driver.broken)
+            driver = self._driver
+        brought = False
+        for child, woken, reap in driver.due():
+            messages, _errors = child.poll(woken=woken, reap=reap)
+            driver.polled(child, reap)
+            if child.finished:
+                self._unfinished.pop(child, None)
+            if messages:
+                brought = True
+                yield child, messages
+        if brought:
+            driver.progress()
 
     def poll(self) -> list[Item]:
-        """One fair tick: one bounded poll of every unfinished child; return ``(child, event)`` pairs."""
-        children = self.children
-        count = len(children)
-        out: list[Item] = []
-        if not count:
-            return out
-        start = self._next % count
-        self._next = start + 1
-        for i in range(count):
-            child = children[(start + i) % count]
-            if child.finished:
-                continue
-            messages, _errors = child.poll()
-            if messages:
-                out.extend((child, m) for m in messages)
-        return out
+        """One fair round (see :meth:`poll_batches`), as ``(child, event)`` pairs."""
+        return [(child, m) for child, messages in self.poll_batches() for m in messages]
+
+    def sleep(self, timeout: float | None = None) -> None:
+        """Wait until a child may have something to do (a file grew, a process ended, a timer is
+        due), at most ``timeout`` seconds; when polling, sleep the back-off interval instead."""
+        self._driver.wait(timeout)
+
+    async def sleep_async(self, timeout: float | None = None) -> None:
+        """:meth:`sleep` for asyncio: the event loop runs other tasks meanwhile."""
+        await self._driver.wait_async(timeout)
+
+    # -- blocking -------------------------------------------------------------------------------
+
+    def batches(self) -> Iterator[Batch]:
+        """Yield ``(child, messages)`` per read until every child has finished; sleeps between."""
+        while not self.finished:
+            brought = False
+            for batch in self._round():
+                brought = True
+                yield batch
+            if not brought:
+                self._driver.wait(None)
 
     def __iter__(self) -> Iterator[Item]:
         """Yield ``(child, event)`` as events arrive, until every child has finished."""
-        backoff = self.backoff()
-        while not self.finished:
-            batch = self.poll()
-            if batch:
-                backoff.reset()
-                yield from batch
-            else:
-                backoff.sleep()
-
-    async def stream(self) -> AsyncIterator[Item]:
-        """The asyncio twin of iterating the hub: polls between ``await asyncio.sleep`` calls."""
-        backoff = self.backoff()
-        while not self.finished:
-            batch = self.poll()
-            if batch:
-                backoff.reset()
-                for item in batch:
-                    yield item
-                await asyncio.sleep(0)
-            else:
-                await backoff.sleep_async()
-
-    def __aiter__(self) -> AsyncIterator[Item]:
-        return self.stream()
+        for child, messages in self.batches():
+            for message in messages:
+                yield child, message
 
     def wait(self, timeout: float | None = None) -> dict[str, str]:
         """Drain until every child has finished; return ``{run: status}``. Raises ``TimeoutError``."""
         end = None if timeout is None else time.monotonic() + timeout
-        backoff = self.backoff()
         while not self.finished:
-            if end is not None and time.monotonic() >= end:
+            if self.poll_batches():
+                continue
+            if self.finished:
+                break
+            left = None if end is None else end - time.monotonic()
+            if left is not None and left <= 0:
                 raise TimeoutError(f"{len(self.active)} children still running after {timeout} s")
-            if self.poll():
-                backoff.reset()
-            else:
-                backoff.sleep()
+            self._driver.wait(left)
         return {c.run: c.status for c in self.children}
+
+    # -- asyncio --------------------------------------------------------------------------------
+
+    async def batches_async(self) -> AsyncIterator[Batch]:
+        """:meth:`batches` for asyncio: sleeps on the kernel's wake-ups through the event loop."""
+        import asyncio
+
+        while not self.finished:
+            brought = False
+            for batch in self._round():
+                brought = True
+                yield batch
+            if brought:
+                await asyncio.sleep(0)  # a busy hub still lets other tasks run
+            else:
+                await self._driver.wait_async(None)
+
+    async def stream(self) -> AsyncIterator[Item]:
+        """The asyncio twin of iterating the hub: ``(child, event)`` pairs."""
+        async for child, messages in self.batches_async():
+            for message in messages:
+                yield child, message
+
+    def __aiter__(self) -> AsyncIterator[Item]:
+        return self.stream()
 
     async def wait_async(self, timeout: float | None = None) -> dict[str, str]:
-        """:meth:`wait` for asyncio."""
+        """:meth:`wait` for asyncio. Raises ``TimeoutError``."""
+        import asyncio
 
         async def drain() -> None:
-            async for _ in self.stream():
+            async for _ in self.batches_async():
                 pass
 
-        await asyncio.wait_for(drain(), timeout)
+        try:
+            await asyncio.wait_for(drain(), timeout)
+        except TimeoutError:
+            raise TimeoutError(f"{len(self.active)} children still running after {timeout} s") from None
         return {c.run: c.status for c in self.children}
 
+    # -- closing --------------------------------------------------------------------------------
+
     def close(self) -> None:
-        """Kill what still runs, reap every process and remove the private directories."""
+        """Kill what still runs, reap every process, remove the private directories and close the
+        kernel descriptors."""
+        self._driver.close()
         for child in self.children:
             child.cleanup()
+        self._unfinished.clear()
 
     def __enter__(self) -> Hub:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Hub:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
         self.close()

@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, is_dataclass
 from typing import Any
 
@@ -95,6 +95,8 @@ class LiveChild:
         self._terminated_at: float | None = None
         self._finished = False
         self._death_status = "failed"
+        #: called with this child when a supervision timer is set (a hub sleeping until then)
+        self.on_timer: Callable[[LiveChild], None] | None = None
 
     @property
     def pid(self) -> int:
@@ -138,20 +140,39 @@ class LiveChild:
 
     # -- polling and supervision ----------------------------------------------------------------
 
-    def poll(self) -> tuple[list[dict[str, Any]], list[PollError]]:
-        """Drain one chunk of events, then supervise the process (backstop, exit detection)."""
-        messages, errors = self.channel.poll()
+    def poll(self, *, woken: bool = False, reap: bool = True) -> tuple[list[dict[str, Any]], list[PollError]]:
+        """Drain one chunk of events, then supervise the process (backstop, exit detection).
+
+        A hub woken by the kernel passes ``woken=True`` (the file grew: no size check first) and
+        ``reap=False`` when no pidfd fired and no timer is due (the process is not asked about)."""
+        messages, errors = self.channel.poll(woken=woken)
         self.messages += len(messages)
-        self._supervise(messages, errors)
+        if reap or self.channel.exit is not None or self.channel.error is not None:
+            self._supervise(messages, errors, reap)
         return messages, errors
+
+    def next_timer(self) -> float | None:
+        """When (``time.monotonic()``) supervision has something to do without any event: the
+        deadline, the kill backstop, or SIGKILL after SIGTERM; ``None`` when nothing is pending."""
+        if self._finished:
+            return None
+        if self._terminated_at is not None:
+            return self._terminated_at + self.term_grace
+        if self._kill_at is not None:
+            return self._kill_at
+        if self.deadline is not None and self.channel.exit is None:
+            return time.monotonic() + max(self.deadline - time.time(), 0.0) + 0.001
+        return None
 
     def _arm(self, delay: float, reason: str) -> None:
         at = time.monotonic() + delay
         if self._kill_at is None or at < self._kill_at:
             self._kill_at = at
             self._kill_reason = reason
+            if self.on_timer is not None:
+                self.on_timer(self)
 
-    def _supervise(self, messages: list[dict[str, Any]], errors: list[PollError]) -> None:
+    def _supervise(self, messages: list[dict[str, Any]], errors: list[PollError], reap: bool = True) -> None:
         if self._finished:
             return
         channel = self.channel
@@ -167,6 +188,8 @@ class LiveChild:
             remaining = self.deadline - time.time()
             if remaining <= 0:
                 self._arm(self.grace, "deadline")
+        if not reap:
+            return
         returncode = self.process.poll()
         if returncode is None:
             now = time.monotonic()
@@ -178,6 +201,8 @@ class LiveChild:
                         self.process.terminate()
                     except OSError:
                         pass
+                    if self.on_timer is not None:
+                        self.on_timer(self)
                 elif now >= self._terminated_at + self.term_grace:
                     try:
                         self.process.kill()

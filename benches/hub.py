@@ -1,0 +1,308 @@
+"""The hub at scale: idle cost, append-to-delivery latency, CPU per event (issue 9).
+
+Run ``python benches/hub.py [idle|latency|busy|all] [--wakeups kernel|poll] [--children N]``.
+Nothing here is a test: the figures go to BENCHMARKS.md.
+
+- **idle**: N children (``sleep``) that never write; the parent waits in ``Hub.wait`` for a few
+  seconds; its CPU time / seconds / N is the cost of one idle child per second.
+- **latency**: N idle children; a writer process appends one line to a random child's event file
+  every 2 ms, stamped with ``CLOCK_MONOTONIC`` (shared by every process on the machine); the hub's
+  consumer takes the difference when the line is handed over. Blocking and asyncio. In kernel
+  mode the part from the kernel's wake-up report to the hand-over (the hub's own work) is shown
+  too: on a loaded machine the rest is mostly the scheduler's delay in running the parent.
+- **busy**: 64 children; a writer process appends realistic text deltas (``benches/realistic.py``)
+  to all 64 event files round-robin, a few lines per write, as fast as it can. The parent's CPU
+  per event through ``Hub.batches`` is compared with bare ``Receiver.feed`` on the same bytes cut
+  at the same places (each read the hub made), and at 64 KiB pieces.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fenwire_fast import IMPLEMENTATION, Receiver
+from fenwire_fast.live.hub import Hub
+from fenwire_fast.live.spawn import LiveChild
+from fenwire_fast.live.wakeups import KernelWakeups
+
+SLEEPER = ["sleep", "3600"]
+
+# The writer: argv = interval seconds, count, then (event path, run) pairs; appends one stamped
+# delta to a random child per tick.
+WRITER = r"""
+import os, random, sys, time
+interval, count, pairs = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
+paths, runs = pairs[0::2], pairs[1::2]
+fds = [os.open(p, os.O_WRONLY | os.O_APPEND) for p in paths]
+seqs = [0] * len(paths)
+rng = random.Random(5)
+next_at = time.monotonic()
+for _ in range(count):
+    next_at += interval
+    time.sleep(max(0.0, next_at - time.monotonic()))
+    i = rng.randrange(len(paths))
+    seqs[i] += 1
+    line = '{"v":1,"seq":%d,"type":"assistant-text-delta","run":"%s","delta":"%d"}\n' % (
+        seqs[i], runs[i], time.monotonic_ns())
+    os.write(fds[i], line.encode())
+"""
+
+# The busy writer: argv = lines per write, then (path, data file) pairs; writes round-robin.
+BUSY_WRITER = r"""
+import os, sys
+per, pairs = int(sys.argv[1]), sys.argv[2:]
+streams = []
+for path, data in zip(pairs[0::2], pairs[1::2]):
+    with open(data, "rb") as f:
+        lines = f.read().splitlines(keepends=True)
+    chunks = [b"".join(lines[i:i + per]) for i in range(0, len(lines), per)]
+    streams.append((os.open(path, os.O_WRONLY | os.O_APPEND), chunks))
+    os.unlink(data)
+for step in range(max(len(c) for _, c in streams)):
+    for fd, chunks in streams:
+        if step < len(chunks):
+            os.write(fd, chunks[step])
+"""
+
+
+def _spawn_idle(hub: Hub, n: int) -> list[LiveChild]:
+    children = [hub.spawn(None, command=SLEEPER, run=f"c{i}") for i in range(n)]
+    while hub.poll():
+        pass
+    return children
+
+
+def idle(n: int, wakeups: str, seconds: float = 5.0) -> dict[str, float]:
+    with Hub(wakeups=wakeups) as hub:
+        _spawn_idle(hub, n)
+        cpu0, t0 = time.process_time(), time.monotonic()
+        try:
+            hub.wait(timeout=seconds)
+        except TimeoutError:
+            pass
+        cpu, wall = time.process_time() - cpu0, time.monotonic() - t0
+    return {"us_per_child_per_s": cpu / wall / n * 1e6, "cpu_s": cpu, "wall_s": wall}
+
+
+def _writer(children: list[LiveChild], count: int, interval: float) -> subprocess.Popen[bytes]:
+    pairs = [x for c in children for x in (c.event_path, c.run)]
+    return subprocess.Popen([sys.executable, "-c", WRITER, str(interval), str(count), *pairs])
+
+
+def _summary(samples: list[float]) -> dict[str, float]:
+    samples.sort()
+    return {
+        "median_ms": statistics.median(samples) * 1e3,
+        "p99_ms": samples[int(len(samples) * 0.99) - 1] * 1e3,
+        "max_ms": samples[-1] * 1e3,
+        "samples": len(samples),
+    }
+
+
+class _WakeClock:
+    """Notes when the kernel last reported a wake-up (kernel mode), to split the latency into the
+    kernel's and the scheduler's part (append to wake-up) and the hub's own (wake-up to delivery)."""
+
+    def __init__(self) -> None:
+        self.last = 0
+        self._real = KernelWakeups.collect
+        clock = self
+
+        def collect(wakeups: Any, timeout: float | None) -> Any:
+            out = clock._real(wakeups, timeout)
+            if out[0] or out[1]:
+                clock.last = time.monotonic_ns()
+            return out
+
+        KernelWakeups.collect = collect  # type: ignore[method-assign]
+
+    def close(self) -> None:
+        KernelWakeups.collect = self._real  # type: ignore[method-assign]
+
+
+def latency(n: int, wakeups: str, count: int = 2000, asyncio_: bool = False) -> dict[str, float]:
+    clock = _WakeClock()
+    with Hub(wakeups=wakeups) as hub:
+        children = _spawn_idle(hub, n)
+        writer = _writer(children, count, 0.002)
+        samples: list[float] = []
+        hub_part: list[float] = []
+
+        def take(batch: list[dict[str, Any]]) -> None:
+            now = time.monotonic_ns()
+            for event in batch:
+                samples.append((now - int(event["delta"])) / 1e9)
+                if clock.last:
+                    hub_part.append((now - clock.last) / 1e9)
+
+        if asyncio_:
+
+            async def drain() -> None:
+                async for _child, batch in hub.batches_async():
+                    take(batch)
+                    if len(samples) >= count:
+                        return
+
+            asyncio.run(drain())
+        else:
+            for _child, batch in hub.batches():
+                take(batch)
+                if len(samples) >= count:
+                    break
+        writer.wait()
+    clock.close()
+    out = _summary(samples)
+    if hub_part:
+        hub = _summary(hub_part)
+        out.update(hub_median_ms=hub["median_ms"], hub_p99_ms=hub["p99_ms"])
+    return out
+
+
+def _child_streams(n: int, per_child: int) -> Iterator[list[bytes]]:
+    from realistic import realistic_deltas_stream
+
+    lines = realistic_deltas_stream(per_child, seed=12).splitlines()
+    parsed = [orjson.loads(line) for line in lines]
+    for _ in range(n):
+        yield [orjson.dumps(m) for m in parsed]
+
+
+def busy(n: int, wakeups: str, per_child: int = 10000, per_write: int = 8) -> dict[str, float]:
+    with Hub(wakeups=wakeups) as hub:
+        children = _spawn_idle(hub, n)
+        pairs: list[str] = []
+        for child, lines in zip(children, _child_streams(n, per_child), strict=True):
+            stamped = []
+            for i, line in enumerate(lines, 1):
+                m = orjson.loads(line)
+                m["run"], m["seq"] = child.run, i
+                stamped.append(orjson.dumps(m) + b"\n")
+            data = b"".join(stamped)
+            path = os.path.join(child.directory, "stream.bin")
+            Path(path).write_bytes(data)
+            pairs += [child.event_path, path]
+        total = n * per_child
+        cuts: list[tuple[LiveChild, int]] = []
+        receivers = {c: Receiver("event") for c in children}
+        fds = {c: os.open(c.event_path, os.O_RDONLY) for c in children}
+        start = dict.fromkeys(children, 0)
+        writer = subprocess.Popen([sys.executable, "-c", BUSY_WRITER, str(per_write), *pairs])
+        got = 0
+        paired = excluded = 0.0
+        hold: dict[str, Any] = {}
+        clock = time.process_time
+        cpu0 = clock()
+        for child, batch in hub.batches():
+            got += len(batch)
+            # the paired bare feed: the same piece, fed here, under the same load (not counted
+            # as the hub's); reading the piece again is not counted either
+            t0 = clock()
+            end = child.channel.offset
+            piece = os.pread(fds[child], end - start[child], start[child])
+            start[child] = end
+            cuts.append((child, end))
+            t1 = clock()
+            # kept until the next piece, as the hub's batch is kept by this loop: both are freed
+            # after the next read, when they are no longer in the cache
+            hold["paired"] = receivers[child].feed(piece)
+            t2 = clock()
+            paired += t2 - t1
+            excluded += t2 - t0
+            if got >= total:
+                break
+        hub_cpu = clock() - cpu0 - excluded
+        writer.wait()
+        for fd in fds.values():
+            os.close(fd)
+        contents = {c: Path(c.event_path).read_bytes() for c in children}
+    # the same bytes, cut where the hub cut them, fed to bare receivers after the run (a quiet machine)
+    begin = dict.fromkeys(contents, 0)
+    pieces = []
+    for child, end in cuts:
+        pieces.append((child, contents[child][begin[child] : end]))
+        begin[child] = end
+    receivers = {c: Receiver("event") for c in contents}
+    cpu0 = time.process_time()
+    for child, piece in pieces:
+        receivers[child].feed(piece)
+    bare_cpu = time.process_time() - cpu0
+    receivers = {c: Receiver("event") for c in contents}
+    cpu0 = time.process_time()
+    for child, data in contents.items():
+        feed = receivers[child].feed
+        for i in range(0, len(data), 65536):
+            feed(data[i : i + 65536])
+    bare64_cpu = time.process_time() - cpu0
+    return {
+        "events": got,
+        "reads": len(cuts),
+        "events_per_read": got / len(cuts),
+        "hub_us_per_event": hub_cpu / got * 1e6,
+        "paired_us_per_event": paired / got * 1e6,
+        "ratio": hub_cpu / paired,
+        "bare_us_per_event": bare_cpu / got * 1e6,
+        "ratio_vs_after": hub_cpu / bare_cpu,
+        "bare64k_us_per_event": bare64_cpu / got * 1e6,
+        "ratio_vs_64k": hub_cpu / bare64_cpu,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("what", nargs="?", default="all", choices=["idle", "latency", "busy", "all"])
+    parser.add_argument("--wakeups", default="kernel", choices=["kernel", "poll"])
+    parser.add_argument("--children", type=int, default=None)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--per-write", type=int, default=8, help="busy: lines per write (default 8)")
+    args = parser.parse_args()
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"backend {IMPLEMENTATION}, wakeups {args.wakeups}, python {sys.version.split()[0]}, load average {load}")
+    random.seed(1)
+    if args.what in ("idle", "all"):
+        n = args.children or 1024
+        r = idle(n, args.wakeups, args.seconds)
+        print(
+            f"idle     {n} children: {r['us_per_child_per_s']:.3f} us CPU per child per second "
+            f"({r['cpu_s'] * 1e3:.1f} ms CPU in {r['wall_s']:.1f} s)"
+        )
+    if args.what in ("latency", "all"):
+        n = args.children or 1024
+        for mode in (False, True):
+            r = latency(n, args.wakeups, asyncio_=mode)
+            hub_part = (
+                f"; from the kernel's wake-up: median {r['hub_median_ms']:.3f} ms, p99 {r['hub_p99_ms']:.3f} ms"
+                if "hub_median_ms" in r
+                else ""
+            )
+            print(
+                f"latency  {n} idle children, {'asyncio ' if mode else 'blocking'}: median {r['median_ms']:.3f} ms, "
+                f"p99 {r['p99_ms']:.3f} ms, max {r['max_ms']:.3f} ms ({r['samples']:.0f} appends){hub_part}"
+            )
+    if args.what in ("busy", "all"):
+        n = args.children or 64
+        r = busy(n, args.wakeups, per_write=args.per_write)
+        print(
+            f"busy     {n} children: {r['events']:.0f} events in {r['reads']:.0f} reads "
+            f"({r['events_per_read']:.1f} per read); hub {r['hub_us_per_event']:.2f} us/event, "
+            f"bare feed of the same pieces alongside {r['paired_us_per_event']:.2f} us/event: {r['ratio']:.2f}x; "
+            f"after the run {r['bare_us_per_event']:.2f} ({r['ratio_vs_after']:.2f}x), "
+            f"in 64 KiB pieces {r['bare64k_us_per_event']:.2f} ({r['ratio_vs_64k']:.2f}x)"
+        )
+
+
+if __name__ == "__main__":
+    main()
