@@ -1,6 +1,6 @@
-"""The mock's gate, in process: a turn stops at a gated step until the gate file exists, controls
-still interrupt it there, an interrupted turn can stop on its way out, the announcements are part of
-the script the oracle checks, and the knobs are validated."""
+"""The mock's gate: a turn stops at a gated step until the gate file exists, controls still
+interrupt it there, an interrupted turn can stop on its way out, the announcements are part of the
+script the oracle checks, and the knobs are validated. In process, and once through a real child."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ from fenwire_fast.live.mock_agent import (
     gate_label,
     script_events,
 )
-from live_harness import release_gate, wait_gate_blocked
+from fenwire_fast.live.spawn import spawn
+from live_harness import GRACE, child_env, release_gate, wait_for_event, wait_gate_blocked
 
 
 class _Ctx:
@@ -143,3 +144,28 @@ def _wait_for(path: Path, predicate: Any) -> None:
             return
         time.sleep(0.005)
     raise TimeoutError(f"no such event in {path}")
+
+
+def test_a_spawned_child_held_at_the_gate(tmp_path: Path) -> None:
+    """The same, through the wire with a real child and no scenario harness: the helpers for a test
+    that drives a child itself (``wait_gate_blocked``, ``wait_for_event``, ``release_gate``)."""
+    gate = str(tmp_path / "gate")
+    mock = {"steps": 2, "deltas": 2, "gate_path": gate, "gate_steps": [2], "unwind_gate": True}
+    child = spawn("go", mock=mock, env=child_env(), grace=GRACE)
+    events: list[dict[str, Any]] = []
+    try:
+        assert wait_gate_blocked(gate) == gate_label(1, 2)  # the marker, for a driver that reads no events
+        wait_for_event(child, lambda e: e.get("summary") == gate_label(1, 2), events)
+        seq = child.cancel()
+        wait_for_event(child, lambda e: e.get("summary") == gate_label(1), events)  # unwinding, cancelled
+        assert child.channel.status == "cancelled"
+        late = child.steer("too late")
+        ack = wait_for_event(child, lambda e: e["type"] == "control-ack" and e.get("ref") == late, events)
+        assert ack["status"] == "rejected" and ack["reason"] == "run is cancelled"
+        release_gate(gate)
+        wait_for_event(child, lambda e: e["type"] == "exit", events)
+        assert child.wait(GRACE) == "cancelled"
+    finally:
+        child.cleanup()
+    assert [e["ref"] for e in events if e["type"] == "control-ack"] == [1, seq, late]
+    assert check_transcript(config_from_mapping(mock), events, controls=child.channel.controls) == []

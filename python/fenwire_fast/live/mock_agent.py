@@ -589,10 +589,10 @@ def check_transcript(
     bracketed; inside every turn the agent's events are exactly the wire form of the turn's script
     -- or, only when the turn ended ``aborted`` or ``error``, a prefix of it followed (with
     ``unwind_gate``, for an aborted turn) by the unwinding announcement and then by one
-    ``cancelled`` tool result per tool call the prefix left open; the mock's gate announcements
-    are part of the script, while the child's own ``info`` (dropped input, with ``refs``) may
-    come anywhere; ``turn-complete`` carries the
-    stop reason and the usage of the ``llm-end`` events the turn sent."""
+    ``cancelled`` tool result per tool call the prefix left open; ``turn-complete`` carries the
+    stop reason and the usage of the ``llm-end`` events the turn sent. The mock's gate
+    announcements are part of the script; the child's own ``info`` (the dropped input it lists in
+    ``refs``) may come anywhere."""
     if not events:
         return ["no events"]
     problems: list[str] = []
