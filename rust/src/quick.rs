@@ -145,6 +145,9 @@ fn key_patterns() -> [KeyPattern; KeyId::COUNT] {
     patterns
 }
 
+/// `{"v":1,"seq":`, the start of nearly every line.
+const ENVELOPE_START: &[u8] = b"{\"v\":1,\"seq\":";
+
 /// Keys remembered per line, for the predictions.
 const ORDER: usize = 24;
 /// "No prediction" in a key order.
@@ -159,6 +162,9 @@ pub struct Quick {
     last_order: [u8; ORDER],
     orders: [[u8; ORDER]; TYPE_COUNT],
     patterns: [KeyPattern; KeyId::COUNT],
+    /// Per type, the `"type":"T","run":"R"` segment of the last line of that type read in full
+    /// (empty: none yet).
+    memos: Vec<Vec<u8>>,
     special: Vec<u64>,
     /// Whether the CPU has AVX2 (for [`build_masks_avx2`]).
     avx2: bool,
@@ -191,6 +197,7 @@ impl Quick {
             last_order: [NO_KEY; ORDER],
             orders: [[NO_KEY; ORDER]; TYPE_COUNT],
             patterns: key_patterns(),
+            memos: vec![Vec::new(); TYPE_COUNT],
             special: Vec::new(),
             #[cfg(target_arch = "x86_64")]
             avx2: is_x86_feature_detected!("avx2"),
@@ -237,93 +244,144 @@ impl Quick {
         let mut type_index = usize::MAX;
         let mut order = [NO_KEY; ORDER];
         let mut index = 0;
-        p.ws();
-        if p.byte()? != b'{' {
-            return None;
-        }
-        p.pos += 1;
-        p.ws();
-        loop {
-            if p.byte()? != b'"' {
+        if line.get(..ENVELOPE_START.len()) == Some(ENVELOPE_START) {
+            // How every writer starts a line: `v` and `seq` read in one comparison, then the
+            // seq's digits, as the general path below would read them.
+            p.pos = ENVELOPE_START.len();
+            let (s, n) = p.number()?;
+            if s & S_POS == 0 {
                 return None;
             }
-            let predicted = if index < ORDER {
-                match self.orders.get(type_index) {
-                    Some(o) => o[index],
-                    None => self.last_order[index],
-                }
-            } else {
-                NO_KEY
-            };
-            let key = match p.pattern_key(&self.patterns, predicted) {
-                Some(id) => Some(id),
-                None => {
-                    let key = match p.predicted_key(predicted) {
-                        Some(id) => Some(id),
-                        None => p.key()?,
-                    };
-                    p.ws();
-                    if p.byte()? != b':' {
-                        return None;
-                    }
-                    p.pos += 1;
-                    key
-                }
-            };
-            if index < ORDER {
-                order[index] = key.map_or(NO_KEY, |id| id as u8);
-            }
-            index += 1;
+            seq = n;
+            present = 1 << KeyId::V as u32 | 1 << KeyId::Seq as u32;
+            order[0] = KeyId::V as u8;
+            order[1] = KeyId::Seq as u8;
+            index = 2;
             p.ws();
-            match key {
-                None => {
-                    p.value()?;
+            if p.byte()? != b',' {
+                return None;
+            }
+            p.pos += 1;
+        } else {
+            p.ws();
+            if p.byte()? != b'{' {
+                return None;
+            }
+            p.pos += 1;
+        }
+        p.ws();
+        // The segment `"type":"T","run":"R"` at the third key, when it is byte for byte the one
+        // an earlier line of type T had there (then read exactly as it was read then).
+        const TYPE_RUN: u64 = 1 << KeyId::Type as u32 | 1 << KeyId::Run as u32;
+        const V_SEQ: u64 = 1 << KeyId::V as u32 | 1 << KeyId::Seq as u32;
+        let mut resume = false;
+        let mut memo_from = usize::MAX;
+        let mut memo_to = usize::MAX;
+        if index == 2 && present == V_SEQ {
+            match self.memo_at(&p) {
+                Some((t, len)) => {
+                    present |= TYPE_RUN;
+                    sat[KeyId::Run as usize] = S_STRING | S_ANY;
+                    type_index = t;
+                    order[2] = KeyId::Type as u8;
+                    order[3] = KeyId::Run as u8;
+                    index = 4;
+                    p.pos += len;
+                    resume = true;
                 }
-                Some(id) => {
-                    let bit = 1u64 << id as u32;
-                    if present & bit != 0 {
-                        return None; // a duplicate: the exact check knows which value wins
+                None => memo_from = p.pos,
+            }
+        }
+        loop {
+            'member: {
+                if resume {
+                    resume = false;
+                    break 'member;
+                }
+                if p.byte()? != b'"' {
+                    return None;
+                }
+                let predicted = if index < ORDER {
+                    match self.orders.get(type_index) {
+                        Some(o) => o[index],
+                        None => self.last_order[index],
                     }
-                    present |= bit;
-                    sat[id as usize] = match id {
-                        KeyId::V => {
-                            // Exactly the integer 1.
-                            if p.byte()? != b'1'
-                                || p.b.get(p.pos + 1).is_some_and(u8::is_ascii_digit)
-                            {
-                                return None;
-                            }
-                            p.pos += 1;
-                            0
+                } else {
+                    NO_KEY
+                };
+                let key = match p.pattern_key(&self.patterns, predicted) {
+                    Some(id) => Some(id),
+                    None => {
+                        let key = match p.predicted_key(predicted) {
+                            Some(id) => Some(id),
+                            None => p.key()?,
+                        };
+                        p.ws();
+                        if p.byte()? != b':' {
+                            return None;
                         }
-                        KeyId::Seq => {
-                            let (s, n) = p.number()?;
-                            if s & S_POS == 0 {
-                                return None;
-                            }
-                            seq = n;
-                            0
+                        p.pos += 1;
+                        key
+                    }
+                };
+                if index < ORDER {
+                    order[index] = key.map_or(NO_KEY, |id| id as u8);
+                }
+                index += 1;
+                p.ws();
+                match key {
+                    None => {
+                        p.value()?;
+                    }
+                    Some(id) => {
+                        let bit = 1u64 << id as u32;
+                        if present & bit != 0 {
+                            return None; // a duplicate: the exact check knows which value wins
                         }
-                        KeyId::Type => {
-                            if p.byte()? != b'"' {
-                                return None;
+                        present |= bit;
+                        sat[id as usize] = match id {
+                            KeyId::V => {
+                                // Exactly the integer 1.
+                                if p.byte()? != b'1'
+                                    || p.b.get(p.pos + 1).is_some_and(u8::is_ascii_digit)
+                                {
+                                    return None;
+                                }
+                                p.pos += 1;
+                                0
                             }
-                            let start = p.pos + 1;
-                            let (end, escaped) = find_end(p.b, p.special, start)?;
-                            if escaped {
-                                return None;
+                            KeyId::Seq => {
+                                let (s, n) = p.number()?;
+                                if s & S_POS == 0 {
+                                    return None;
+                                }
+                                seq = n;
+                                0
                             }
-                            let t = type_by_name(&p.b[start..end])?;
-                            if !self.rules[t].known {
-                                return None;
+                            KeyId::Type => {
+                                if p.byte()? != b'"' {
+                                    return None;
+                                }
+                                let start = p.pos + 1;
+                                let (end, escaped) = find_end(p.b, p.special, start)?;
+                                if escaped {
+                                    return None;
+                                }
+                                let t = type_by_name(&p.b[start..end])?;
+                                if !self.rules[t].known {
+                                    return None;
+                                }
+                                type_index = t;
+                                p.pos = end + 1;
+                                0
                             }
-                            type_index = t;
-                            p.pos = end + 1;
-                            0
-                        }
-                        KeyId::Refs if p.byte()? == b'[' => p.refs()?,
-                        _ => p.value()?,
-                    };
+                            KeyId::Refs if p.byte()? == b'[' => p.refs()?,
+                            _ => p.value()?,
+                        };
+                    }
+                }
+                if index == 4 && memo_from != usize::MAX {
+                    memo_to = p.pos;
                 }
             }
             p.ws();
@@ -361,7 +419,34 @@ impl Quick {
         }
         self.last_order = order;
         self.orders[type_index] = order;
+        if memo_to != usize::MAX && order[2] == KeyId::Type as u8 && order[3] == KeyId::Run as u8 {
+            let memo = &mut self.memos[type_index];
+            memo.clear();
+            memo.extend_from_slice(&line[memo_from..memo_to]);
+        }
         Some((seq, type_index))
+    }
+
+    /// At the third key of a line: the type and length of the remembered `"type":...,"run":...`
+    /// segment the line goes on with, if any.
+    #[inline(always)]
+    fn memo_at(&self, p: &Cursor<'_>) -> Option<(usize, usize)> {
+        const TYPE_KEY: &[u8] = b"\"type\":\"";
+        let rest = &p.b[p.pos..];
+        if rest.get(..TYPE_KEY.len())? != TYPE_KEY {
+            return None;
+        }
+        let start = p.pos + TYPE_KEY.len();
+        let (end, escaped) = find_end(p.b, p.special, start)?;
+        if escaped {
+            return None;
+        }
+        let t = type_by_name(&p.b[start..end])?;
+        let memo = &self.memos[t];
+        if memo.is_empty() || !rest.starts_with(memo) {
+            return None;
+        }
+        Some((t, memo.len()))
     }
 }
 
