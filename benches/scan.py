@@ -20,6 +20,14 @@ Times are the best of ``--rounds`` interleaved rounds, wall and CPU time (the ma
 medians move by 10-40 %).
 
     python benches/scan.py --rounds 7
+
+``--once DRAIN`` instead runs one drain (or ``none``: only the input prepared) once over the
+first ``--megabytes`` of the realistic mixed stream (or of ``--file``, e.g. that stream written
+out: generating it under valgrind takes minutes), for counting instructions with
+``valgrind --tool=callgrind --toggle-collect='*_PyEval_EvalFrameDefault*'``, minus the count of
+``--once none``:
+
+    python benches/scan.py --once "rust scan" --file mixed.jsonl
 """
 
 from __future__ import annotations
@@ -116,7 +124,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--streams", default="", help="comma-separated stream names (default: all)")
+    parser.add_argument("--once", default="", help="run this drain (or none) once, for callgrind")
+    parser.add_argument("--megabytes", type=float, default=20.0, help="input size for --once")
+    parser.add_argument("--file", default="", help="input for --once (default: realistic mixed)")
     args = parser.parse_args()
+    if args.once:
+        whole = Path(args.file).read_bytes() if args.file else realistic.realistic_mixed_stream()
+        data = whole[: int(args.megabytes * 1e6)]
+        pieces = streams.chunks(data[: data.rfind(b"\n") + 1])
+        if args.once != "none":
+            print(DRAINS[args.once](pieces), "lines")
+        return
     wanted = [s for s in args.streams.split(",") if s]
     print(
         "| stream | drain | GB/s (best wall) | wall ms (best) | CPU ms (best) | wall vs rust feed | CPU vs rust feed |"

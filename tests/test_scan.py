@@ -211,6 +211,31 @@ def test_backends_scan_alike(
     assert_scan_is_feed(native, pieces, direction)
 
 
+@given(
+    st.lists(st.one_of(mutated_lines().map(lambda c: c[0]), st.binary(max_size=80)), max_size=8),
+    st.lists(st.integers(0, 10**6), max_size=6),
+    st.sampled_from(["event", "control"]),
+)
+def test_scan_rejections_are_the_rejections_of_scan(
+    backend: ModuleType, lines: list[bytes], cuts: list[int], direction: str
+) -> None:
+    """``scan_rejections`` is ``scan`` with the accepted lines left out, each rejection with its
+    place in ``scan``'s list; the receiver ends in the same state."""
+    data = b"\n".join(lines)
+    pieces = split_points(data, cuts)
+    by_scan, by_rejections = backend.Receiver(direction), backend.Receiver(direction)
+    for piece in pieces:
+        want = [(i, r) for i, r in enumerate(by_scan.scan(piece)) if type(r) is Rejection]
+        assert_strict_equal(by_rejections.scan_rejections(piece), want)
+    assert (by_rejections.seq, by_rejections.buffered) == (by_scan.seq, by_scan.buffered)
+
+
+def test_scan_rejections_of_a_big_chunk(backend: ModuleType) -> None:
+    lines = [event(i) if i % 500 else b"nope" for i in range(1, 3001)]
+    out = backend.Receiver("event").scan_rejections(b"\n".join(lines) + b"\n")
+    assert [(i, r.code) for i, r in out] == [(i - 1, "malformed") for i in range(500, 3001, 500)]
+
+
 def test_scan_releases_the_gil(native: ModuleType) -> None:
     """While one thread scans a big chunk, another runs Python code.
 

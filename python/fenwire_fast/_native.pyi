@@ -111,6 +111,12 @@ class Receiver:
         bytes or more), so threads draining their own receivers use several cores; a
         ``bytearray`` or ``memoryview`` is copied first. A receiver is for one thread at a time.
         """
+    def scan_rejections(self, data: bytes | bytearray | memoryview) -> list[tuple[int, Rejection]]:
+        """:meth:`scan` for a checker that only wants the rejections: the same framing, checks and
+        seq rules, but returns only ``(index, rejection)`` pairs, ``index`` being the rejection's
+        place in the list :meth:`scan` would have returned (0 for the first complete non-empty
+        line of ``data``).
+        """
 
 @final
 class Framer:

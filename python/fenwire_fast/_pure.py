@@ -640,6 +640,13 @@ class Receiver:
         ``bytearray`` or ``memoryview`` is copied first. A receiver is for one thread at a time."""
         return self._drain(data, True)
 
+    def scan_rejections(self, data: bytes) -> list[tuple[int, Rejection]]:
+        """:meth:`scan` for a checker that only wants the rejections: the same framing, checks and
+        seq rules, but returns only ``(index, rejection)`` pairs, ``index`` being the rejection's
+        place in the list :meth:`scan` would have returned (0 for the first complete non-empty
+        line of ``data``)."""
+        return [(i, r) for i, r in enumerate(self._drain(data, True)) if type(r) is Rejection]
+
     def _drain(self, data: bytes, scanned: bool) -> list[Any]:
         out: list[Any] = []
         append = out.append

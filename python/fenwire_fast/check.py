@@ -1,9 +1,10 @@
 """``fenwire check``: validate a JSONL file of events or controls, of any size.
 
-Each chunk goes through :meth:`Receiver.scan` (no dict per line; on the Rust backend the checking
-runs with the GIL released). Line numbers are counted alongside by :class:`_LineNumbers`, which
-frames exactly like the receiver: only a chunk with a rejection is walked line by line, to number
-it. Memory stays bounded (1 MiB reads) whatever the file's size.
+Each chunk goes through :meth:`Receiver.scan_rejections` (``scan``'s checks, returning only the
+rejections with their place: no object at all per accepted line). Line numbers are counted
+alongside by :class:`_LineNumbers`, which frames exactly like the receiver: only a chunk with a
+rejection is walked line by line, to number it. Memory stays bounded (4 MiB reads) whatever the
+file's size.
 
 Everything printed that comes from the file or its name is escaped
 (:func:`fenwire_fast.text.printable`), so nothing in the file can forge an output line or reach
@@ -26,7 +27,7 @@ from .text import printable
 
 __all__ = ["check_file", "check_stream", "guess_direction", "CheckResult", "CHUNK_BYTES"]
 
-CHUNK_BYTES = 1 << 20
+CHUNK_BYTES = 4 << 20
 
 
 @dataclass
@@ -114,7 +115,7 @@ def check_stream(
         result.guessed = True
     result.direction = direction
     receiver = Receiver(direction)
-    scan = receiver.scan
+    scan = receiver.scan_rejections
     numbers = _LineNumbers()
     codes = result.codes
     lineno = 0
@@ -130,15 +131,14 @@ def check_stream(
                 break
             chunk = b"\n"  # check a final line that has no newline
         done += len(chunk)
-        results = scan(chunk)
-        if Rejection in map(type, results):
+        rejections = scan(chunk)
+        if rejections:
             count, nonempty = numbers.advance(chunk, numbered=True)
-            for n, item in zip(nonempty, results, strict=True):
-                if type(item) is Rejection:
-                    codes[item.code] += 1
-                    if not quiet:
-                        meter.clear()
-                        out.write(_rejection_line(shown, name, lineno + n, item, json_lines))
+            for index, item in rejections:
+                codes[item.code] += 1
+                if not quiet:
+                    meter.clear()
+                    out.write(_rejection_line(shown, name, lineno + nonempty[index], item, json_lines))
         else:
             count, _ = numbers.advance(chunk, numbered=False)
         lineno += count

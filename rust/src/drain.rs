@@ -8,10 +8,15 @@
 //! code `feed` runs ([`decode_with`], [`SeqState`]), so the two can never disagree. No Python is
 //! needed: the extension runs [`scan_into`] with the GIL released and makes the Python objects
 //! afterwards.
+//!
+//! Most lines never reach that code: [`crate::quick`] first tries a one-pass check that only
+//! ever answers "certainly valid, with this seq and type" or "not sure"; the exact check above
+//! decides the rest (and words every rejection).
 
 use crate::codec::{decode_with, DecodeError, SeqState};
 use crate::framer::Framer;
 use crate::json::NullSink;
+use crate::quick::Quick;
 use crate::schema::{Direction, Fields, Rejection};
 
 /// Where an accepted line's bytes are: in the chunk given to [`scan_into`], or in
@@ -45,6 +50,8 @@ pub struct Scan {
     /// Copies of the accepted lines that did not lie inside the chunk (at most one per chunk in
     /// practice: the line the framer had buffered).
     pub held: Vec<u8>,
+    /// The fast path's state for the receiver's direction (made at the first scan).
+    quick: Option<Quick>,
 }
 
 impl Scan {
@@ -101,11 +108,30 @@ pub fn scan_into(state: ReceiverState<'_>, data: &[u8], out: &mut Scan) {
         direction,
     } = state;
     let input = data.as_ptr_range();
+    let mut quick = match direction {
+        Some(d) => match out.quick.take() {
+            Some(q) if q.direction() == d => Some(q),
+            _ => Some(Quick::new(d)),
+        },
+        None => None,
+    };
     let _ = framer.feed::<std::convert::Infallible>(data, |line| {
         if line.is_empty() {
             return Ok(());
         }
-        let outcome = match judge(line, direction, seq, fields) {
+        // The fast path accepts most lines outright; the exact check decides the rest.
+        let fast = quick
+            .as_mut()
+            .and_then(|q| q.check(line))
+            .filter(|&(s, _)| s > seq.seq);
+        let verdict = match fast {
+            Some((s, t)) => {
+                seq.seq = s;
+                Ok((s, t))
+            }
+            None => judge(line, direction, seq, fields),
+        };
+        let outcome = match verdict {
             Ok((seq, type_index)) => {
                 // The framer hands out either a slice of `data` or its own buffer (two distinct
                 // allocations): the address tells which.
@@ -134,6 +160,7 @@ pub fn scan_into(state: ReceiverState<'_>, data: &[u8], out: &mut Scan) {
         out.outcomes.push(outcome);
         Ok(())
     });
+    out.quick = quick;
 }
 
 #[cfg(test)]

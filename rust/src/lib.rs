@@ -21,6 +21,7 @@ pub mod drain;
 pub mod framer;
 pub mod json;
 pub mod message;
+pub mod quick;
 pub mod schema;
 pub mod text;
 

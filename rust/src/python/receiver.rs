@@ -10,7 +10,7 @@ use super::framer::feed_bytes;
 use super::interned::{interned, Interned};
 use super::rejection::{ok_pair, rejected_pair, rejection_to_py};
 use super::repeated::RepeatedValues;
-use super::scanned::scanned_list;
+use super::scanned::{rejections_list, scanned_list};
 use super::sink::Members;
 use super::validate::{checked_direction, parse_direction};
 use crate::codec::SeqState;
@@ -181,11 +181,38 @@ impl Receiver {
         py: Python<'py>,
         data: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
-        // A bytes object is immutable and held by the caller for the whole call: its buffer can
-        // be read without the GIL. A bytearray or memoryview (which another thread could change
-        // meanwhile) is copied into a new bytes first, as `feed` does.
         let data = feed_bytes(py, data)?;
         let input = data.as_bytes();
+        let scan = self.scan_chunk(py, input);
+        let result = scanned_list(py, &scan, input);
+        self.scan = scan;
+        result
+    }
+
+    /// :meth:`scan` for a checker that only wants the rejections: the same framing, checks and
+    /// seq rules, but returns only ``(index, rejection)`` pairs, ``index`` being the rejection's
+    /// place in the list :meth:`scan` would have returned (0 for the first complete non-empty
+    /// line of ``data``).
+    fn scan_rejections<'py>(
+        &mut self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let data = feed_bytes(py, data)?;
+        let scan = self.scan_chunk(py, data.as_bytes());
+        let result = rejections_list(py, &scan);
+        self.scan = scan;
+        result
+    }
+}
+
+impl Receiver {
+    /// Frame and check `input` (with the GIL released for a large chunk): the outcomes, in the
+    /// receiver's reused [`Scan`], which the caller puts back in `self.scan`.
+    fn scan_chunk(&mut self, py: Python<'_>, input: &[u8]) -> Scan {
+        // A bytes object is immutable and held by the caller for the whole call: its buffer can
+        // be read without the GIL. A bytearray or memoryview (which another thread could change
+        // meanwhile) is copied into a new bytes first (`feed_bytes`), as `feed` does.
         let mut scan = std::mem::take(&mut self.scan);
         scan.clear();
         let state = ReceiverState {
@@ -199,8 +226,6 @@ impl Receiver {
         } else {
             scan_into(state, input, &mut scan);
         }
-        let result = scanned_list(py, &scan, input);
-        self.scan = scan;
-        result
+        scan
     }
 }

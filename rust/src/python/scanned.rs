@@ -5,7 +5,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyList, PyString, PyType};
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple, PyType};
 
 use super::rejection::rejection_to_py;
 use crate::drain::{Outcome, Scan};
@@ -154,4 +154,20 @@ pub(super) fn scanned_list<'py>(
         });
     }
     PyList::new(py, out)
+}
+
+/// The list `Receiver.scan_rejections` returns: `(index, rejection)` for each rejection among
+/// the outcomes in `scan`, `index` being its place in what `scan` would have returned.
+pub(super) fn rejections_list<'py>(py: Python<'py>, scan: &Scan) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty(py);
+    for (i, outcome) in scan.outcomes.iter().enumerate() {
+        if let Outcome::Rejected(r) = outcome {
+            let pair = PyTuple::new(
+                py,
+                [i.into_pyobject(py)?.into_any(), rejection_to_py(py, r)?],
+            )?;
+            out.append(pair)?;
+        }
+    }
+    Ok(out)
 }
