@@ -32,7 +32,7 @@ from operator import itemgetter
 from typing import Any
 
 from .. import DRAIN_BYTE_BUDGET, Rejection, Sender, session
-from .final_text import DEFAULT_FINAL_TEXT_CAP, READ_STEP, FinalTextRead, PrivateDirectory
+from .final_text import DEFAULT_FINAL_TEXT_CAP, READ_STEP, FinalTextFollower
 
 __all__ = ["Channel", "SentControl", "PollError", "SendError", "DEFAULT_FINAL_TEXT_CAP"]
 
@@ -77,6 +77,33 @@ class SendError(ValueError):
         self.rejection = rejection
 
 
+def _next_status(status: str, msg: dict[str, Any], unacked: dict[int, SentControl]) -> str:
+    """The mirrored status after a ``ready``, ``control-ack``, ``turn-started`` or ``turn-complete``
+    (an ack also fills in its control's ``status`` and ``reason`` and leaves ``unacked``)."""
+    etype = msg["type"]
+    if etype == "ready":
+        transition = session.advance(status, "started")
+        return transition.next if transition is not None else status
+    if etype == "control-ack":
+        ref = msg.get("ref")
+        sent = unacked.pop(int(ref), None) if ref is not None else None
+        if sent is None:
+            return status
+        sent.status = msg.get("status")
+        sent.reason = msg.get("reason")
+        if sent.status == "rejected":
+            return status
+        decision = session.decide(status, sent.type)
+        return decision.next if decision.next is not None else status
+    if etype == "turn-started":
+        return "running" if status == "ready" else status
+    if etype == "turn-complete":
+        transition = session.advance(status, "turn-done")
+        if transition is not None and not session.is_terminal(transition.next):
+            return transition.next
+    return status
+
+
 class Channel:
     """A parent's view of one run over its control and event files.
 
@@ -111,8 +138,6 @@ class Channel:
         self.result: dict[str, Any] | None = None
         self.exit: dict[str, Any] | None = None
         self.error: str | None = None
-        self.final_text: str | None = None
-        self.final_text_note: str | None = None
         self.unacked: dict[int, SentControl] = {}
         self.controls: dict[int, SentControl] = {}
         self.errors: list[PollError] = []
@@ -120,14 +145,9 @@ class Channel:
         self.last_seq = 0
         self.ignored_after_exit = 0
         self.stopped = False
-        if final_text_cap < 0 or final_text_step < 1:
-            raise ValueError("final_text_cap must be >= 0 and final_text_step positive")
-        self.final_text_cap = final_text_cap
-        self.final_text_step = final_text_step
         directory = final_text_dir if final_text_dir is not None else os.path.dirname(os.path.abspath(self.event_path))
-        self._private = PrivateDirectory(directory, [self.control_path, self.event_path, *protected_paths])
-        self._reading: FinalTextRead | None = None
-        self._cut = 0
+        protected = [self.control_path, self.event_path, *protected_paths]
+        self._final = FinalTextFollower(directory, protected, final_text_cap, final_text_step)
         self._held: list[Any] = []
         self._sender = Sender("control", run)
         self._tailer = Tailer(self.event_path, "event", max_bytes=max_bytes)
@@ -167,7 +187,7 @@ class Channel:
         a final-text read under way. Always false once the channel has stopped."""
         if self.stopped:
             return False
-        return self._reading is not None or self._tailer.pending()
+        return self._final.reading or self._tailer.pending()
 
     @property
     def unfinished_read(self) -> bool:
@@ -175,7 +195,7 @@ class Channel:
         final-text read is under way. A caller woken by the kernel polls again without waiting."""
         if self.stopped:
             return False
-        return self._reading is not None or self._tailer.last_read >= self._tailer.max_bytes
+        return self._final.reading or self._tailer.last_read >= self._tailer.max_bytes
 
     def poll(self, *, woken: bool = False) -> tuple[list[dict[str, Any]], list[PollError]]:
         """Drain the next chunk of the event file; return its messages and errors, in order.
@@ -187,8 +207,8 @@ class Channel:
         errors: list[PollError] = []
         if self.stopped:
             return messages, errors
-        if self._reading is not None:
-            if not self._step_final_text():
+        if self._final.reading:
+            if not self._final.step():
                 return messages, errors
             held, self._held = self._held, []
             messages.append(held[0])  # the result, mirrored when it arrived
@@ -247,7 +267,7 @@ class Channel:
                     self._mirror(item)
                 except Exception as exc:  # noqa: BLE001 - a child's line must never raise out of poll
                     errors.append(PollError(f"cannot mirror {item['type']} (seq {item['seq']}): {exc!r}"))
-                if self._reading is not None:
+                if self._final.reading:
                     self._held = [item, *items[i + 1 :]]
                     return
             messages.append(item)
@@ -261,68 +281,26 @@ class Channel:
 
     def _mirror(self, msg: dict[str, Any]) -> None:
         etype = msg["type"]
-        if etype == "ready":
-            transition = session.advance(self.status, "started")
-            if transition is not None:
-                self.status = transition.next
-        elif etype == "control-ack":
-            ref = msg.get("ref")
-            sent = self.unacked.pop(int(ref), None) if ref is not None else None
-            if sent is not None:
-                sent.status = msg.get("status")
-                sent.reason = msg.get("reason")
-                if sent.status != "rejected":
-                    decision = session.decide(self.status, sent.type)
-                    if decision.next is not None:
-                        self.status = decision.next
-        elif etype == "turn-started":
-            if self.status == "ready":
-                self.status = "running"
-        elif etype == "turn-complete":
-            transition = session.advance(self.status, "turn-done")
-            if transition is not None and not session.is_terminal(transition.next):
-                self.status = transition.next
-        elif etype == "result":
+        if etype == "result":
             self.result = msg
-            self._complete_result(msg)
+            self._final.follow(msg)
         elif etype == "exit":
             self.exit = msg
             self.status = msg["status"]
-
-    def _complete_result(self, msg: dict[str, Any]) -> None:
-        text = msg.get("final-text")
-        self.final_text = text if isinstance(text, str) else None
-        self.final_text_note = None
-        self._cut = len(text.encode("utf-8", "surrogatepass")) if isinstance(text, str) else 0
-        path = msg.get("final-text-path")
-        if path is None:
-            if msg.get("truncated?"):
-                self.final_text_note = f"final text truncated to {self._cut} bytes; the child kept no full copy"
-            return
-        if self._private.used:
-            self.final_text_note = (
-                f"final text truncated to {self._cut} bytes: a final-text-path was already followed in this run"
-            )
-            return
-        self._private.used = True
-        self._reading = FinalTextRead.start(self._private, path, text, self.final_text_cap)
-        self._step_final_text()
-
-    def _step_final_text(self) -> bool:
-        """One bounded step of the final-text read; ``True`` once it is over (text or note set)."""
-        reading = self._reading
-        if reading is None:
-            return True
-        if not reading.step(self.final_text_step):
-            return False
-        self._reading = None
-        if reading.text is not None:
-            self.final_text = reading.text
         else:
-            self.final_text_note = f"final text truncated to {self._cut} bytes: {reading.why}"
-        return True
+            self.status = _next_status(self.status, msg, self.unacked)
 
     # -- state ----------------------------------------------------------------------------------
+
+    @property
+    def final_text(self) -> str | None:
+        """The run's whole final answer, once a ``result`` has brought it (``None`` before)."""
+        return self._final.text
+
+    @property
+    def final_text_note(self) -> str | None:
+        """Why :attr:`final_text` is cut short, when it is (in words; ``None`` otherwise)."""
+        return self._final.note
 
     @property
     def idle(self) -> bool:
@@ -351,10 +329,7 @@ class Channel:
 
     def close(self) -> None:
         """Close the file handles (a final-text read under way is abandoned)."""
-        if self._reading is not None:
-            self._reading.cancel()
-            self._reading = None
-        self._private.close()
+        self._final.close()
         self._tailer.close()
         if self._fd is not None:
             try:

@@ -28,7 +28,7 @@ import os
 import stat
 from collections.abc import Iterable
 
-__all__ = ["DEFAULT_FINAL_TEXT_CAP", "READ_STEP", "PrivateDirectory", "FinalTextRead"]
+__all__ = ["DEFAULT_FINAL_TEXT_CAP", "READ_STEP", "PrivateDirectory", "FinalTextRead", "FinalTextFollower"]
 
 #: Largest final text a channel reads by default (bytes).
 DEFAULT_FINAL_TEXT_CAP = 256 * 1024 * 1024
@@ -233,3 +233,68 @@ class FinalTextRead:
         """Stop the read and let go of the file (nothing is removed)."""
         if not self.done:
             self._refuse("the read was abandoned")
+
+
+class FinalTextFollower:
+    """One run's final text: taken from its ``result`` line, completed from the file it names.
+
+    ``directory`` is the run's private directory (opened now, see :class:`PrivateDirectory`) and
+    ``protected`` the files in it a child may not hand over. :meth:`follow` takes a ``result``;
+    while :attr:`reading`, each :meth:`step` reads at most ``step_bytes`` more, at most ``cap`` in
+    all. :attr:`text` is the whole answer when it could be had; :attr:`note` says why not. A run gets
+    one attempt: only the first ``result`` that names a file is followed."""
+
+    def __init__(self, directory: str, protected: Iterable[str], cap: int, step_bytes: int) -> None:
+        if cap < 0 or step_bytes < 1:
+            raise ValueError("final_text_cap must be >= 0 and final_text_step positive")
+        self.cap = cap
+        self.step_bytes = step_bytes
+        self.text: str | None = None
+        self.note: str | None = None
+        self._private = PrivateDirectory(directory, protected)
+        self._read: FinalTextRead | None = None
+        self._cut = 0
+
+    @property
+    def reading(self) -> bool:
+        """A file read is under way: the ``result`` waits until :meth:`step` returns ``True``."""
+        return self._read is not None
+
+    def follow(self, msg: dict[str, object]) -> None:
+        """Take a ``result`` message: its ``final-text``, then the file its ``final-text-path`` names."""
+        text = msg.get("final-text")
+        self.text = text if isinstance(text, str) else None
+        self.note = None
+        self._cut = len(text.encode("utf-8", "surrogatepass")) if isinstance(text, str) else 0
+        path = msg.get("final-text-path")
+        if path is None:
+            if msg.get("truncated?"):
+                self.note = f"final text truncated to {self._cut} bytes; the child kept no full copy"
+            return
+        if self._private.used:
+            self.note = f"final text truncated to {self._cut} bytes: a final-text-path was already followed in this run"
+            return
+        self._private.used = True
+        self._read = FinalTextRead.start(self._private, path, text, self.cap)
+        self.step()
+
+    def step(self) -> bool:
+        """One bounded step of the file read; ``True`` once it is over (:attr:`text` or :attr:`note` set)."""
+        reading = self._read
+        if reading is None:
+            return True
+        if not reading.step(self.step_bytes):
+            return False
+        self._read = None
+        if reading.text is not None:
+            self.text = reading.text
+        else:
+            self.note = f"final text truncated to {self._cut} bytes: {reading.why}"
+        return True
+
+    def close(self) -> None:
+        """Abandon a read under way and close the directory descriptor."""
+        if self._read is not None:
+            self._read.cancel()
+            self._read = None
+        self._private.close()
