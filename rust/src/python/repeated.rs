@@ -13,7 +13,7 @@ use crate::schema::{short_eq, KeyId};
 #[derive(Default)]
 pub(super) struct RepeatedValues {
     slots: [(String, Option<Py<PyString>>); REPEATING.len()],
-    pub(super) last_type: Option<(String, Py<PyString>)>,
+    pub(super) last_type: Option<(&'static str, Py<PyString>)>,
     /// The last text-like field value (`delta`, `text`, `summary`, `error`).
     pub(super) prev_text: (String, Option<Py<PyString>>),
     /// Keys that are not protocol fields (nested objects: `content`, `path`, ...), by a hash of

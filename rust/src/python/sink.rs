@@ -141,8 +141,9 @@ impl<'py> MessageSink for PySink<'_, 'py> {
                         return Ok(obj.bind(self.py).clone().into_any());
                     }
                 }
-                if let Some(s) = self.interned.type_name(self.py, value) {
-                    self.repeated.last_type = Some((value.to_owned(), s.clone().unbind()));
+                if let Some((name, s)) = self.interned.type_name(self.py, value) {
+                    // The table's own name: no allocation when the type changes.
+                    self.repeated.last_type = Some((name, s.clone().unbind()));
                     return Ok(s.into_any());
                 }
             }
