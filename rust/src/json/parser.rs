@@ -11,7 +11,7 @@ pub(crate) struct Parser<'a> {
     pub(crate) pos: usize,
     pub(crate) depth: usize,
     /// The decoded text of the last string that had escapes.
-    scratch: Vec<u8>,
+    pub(crate) scratch: Vec<u8>,
 }
 
 /// orjson rejects a document that is not valid UTF-8 as a whole before anything else; the
