@@ -40,7 +40,8 @@ pub fn measure(text: &str) -> (usize, Width) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: SSE2 is part of the x86_64 baseline; every load reads the 16 bytes at `i` with
     // `i + 16 <= bytes.len()`. Measured: the portable loop (fixed 32-byte chunks) was not
-    // vectorized and took about 35 % of the str building on the non-English stream.
+    // vectorized; with SSE2 building the strs of the non-English stream went from 92M to 65M
+    // instructions (callgrind, first 20,000 lines).
     unsafe {
         use std::arch::x86_64::*;
         let zero = _mm_setzero_si128();
@@ -147,17 +148,18 @@ pub fn fill<U: Unit>(text: &str, out: &mut [U]) -> bool {
 }
 
 /// The character of valid UTF-8 `bytes` starting at `i` (a character boundary): its code point
-/// and length.
+/// and length. Only for [`fill`], which keeps both conditions.
 #[inline(always)]
 fn decode(bytes: &[u8], i: usize) -> Option<(u32, usize)> {
     let b0 = *bytes.get(i)?;
     if b0 < 0x80 {
         return Some((u32::from(b0), 1));
     }
-    // SAFETY: `bytes` is valid UTF-8 (it comes from a `&str`) and `i` is at a character
-    // boundary (callers move it by whole characters), so the continuation bytes of the lead
-    // byte `b0` are in bounds. Measured: with checked reads the per-character path took about
-    // twice as many instructions on CJK text.
+    // SAFETY: `bytes` is valid UTF-8 (`fill` passes `text.as_bytes()`) and `i` is at a
+    // character boundary (`fill` moves it by ASCII bytes and whole characters only), so the
+    // continuation bytes of the lead byte `b0` are in bounds. Measured (callgrind, first
+    // 20,000 lines of the non-English stream): building the strs took 47.7M instructions with
+    // these reads, 49.9M with checked ones (+4.6 %, about 1.1 % of `Receiver.feed`).
     let at = |k: usize| u32::from(unsafe { *bytes.get_unchecked(i + k) } & 0x3F);
     Some(if b0 < 0xE0 {
         ((u32::from(b0 & 0x1F) << 6) | at(1), 2)
