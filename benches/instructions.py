@@ -44,11 +44,14 @@ if impl != "none":
 def count(python: str, script: str) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "cg.out"
+        # A fixed hash seed: str hashes (and so dict probing) are the same on every run.
+        env = {**os.environ, "PYTHONHASHSEED": "0"}
         res = subprocess.run(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", python, "-c", script],
             capture_output=True,
             text=True,
             check=True,
+            env=env,
         )
         m = re.search(r"Collected : (\d+)", res.stderr)
         if not m:

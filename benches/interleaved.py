@@ -24,8 +24,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=25)
     parser.add_argument("--stream", action="append", help="only these streams (default: all)")
+    parser.add_argument(
+        "--impl", action="append", help="only these implementations (default: all; orjson.loads and pure always run)"
+    )
     args = parser.parse_args()
     impls = [name for name in DRAINS if _native is not None or not name.startswith("rust")]
+    if args.impl:
+        keep = {*args.impl, "orjson.loads per line", "pure Receiver.feed"}
+        impls = [name for name in impls if name in keep]
     print(
         "| stream | implementation | ns/line (min) | ns/line (median) | min ratio to orjson.loads | median ratio to orjson.loads | ratio to pure (min) |"
     )

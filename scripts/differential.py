@@ -376,6 +376,101 @@ def random_text(rng: random.Random) -> str:
     return "".join(rng.choice(alphabet) for _ in range(n))
 
 
+# Pieces of a JSON string's raw text: plain runs, every escape, every UTF-8 length (1-4 bytes)
+# raw and as `\u` escapes (surrogate pairs included), and what must be refused.
+STRING_OK: list[bytes] = [
+    *(p.encode() for p in ["a", "xyz ", "q" * 15, "w" * 16, "k" * 33, "\x7f", " "]),
+    *(p.encode() for p in ["\\n", '\\"', "\\\\", "\\/", "\\b", "\\f", "\\r", "\\t", "\\u0041", "\\u0000", "\\u001f"]),
+    *(p.encode() for p in ["\\u007f", "\\u0080", "\\u00e9", "\\u00ff", "\\u0100", "\\u07ff", "\\u0800", "\\u2028"]),
+    *(p.encode() for p in ["\\uFFFF", "\\ud83d\\ude00", "\\uD800\\uDC00", "\\udbff\\udfff", "\\uE000"]),
+    *(p.encode() for p in ["\x80", "é", "\xff", "\u0100", "\u07ff", "\u0800", "日", "…", "\uffff"]),
+    *(p.encode() for p in ["😀", "\U00010000", "\U0010ffff", "Привет", "テスト", "— “q” ’"]),
+]
+STRING_BAD: list[bytes] = [
+    b"\\ud800",
+    b"\\udc00",
+    b"\\ud800\\u0041",
+    b"\\ud800\\ud800",
+    b"\\udbffx",
+    b"\\x",
+    b"\\u12",
+    b"\\u12g4",
+    b"\\U0041",
+    b"\x01",
+    b"\x1f",
+    b"\n",
+    b"\xff",
+    b"\xc3",
+    b"\xc3(",
+    b"\xe6\x97",
+    b"\xed\xa0\x80",
+    b"\xf4\x90\x80\x80",
+    b"\xc0\xaf",
+    b"\xf0\x9f\x98",
+    b"\x80",
+]
+
+
+def random_string_raw(rng: random.Random, bad: float = 0.1) -> list[bytes]:
+    """The raw pieces of a JSON string's text (without quotes); now and then one is invalid."""
+    pieces = [b"p" * rng.randint(0, 20)] if rng.random() < 0.5 else []
+    pieces += [rng.choice(STRING_OK) for _ in range(rng.choice([0, 1, 2, 3, 5, 10, 30]))]
+    if rng.random() < bad:
+        pieces.insert(rng.randint(0, len(pieces)), rng.choice(STRING_BAD))
+    return pieces
+
+
+def string_line(rng: random.Random) -> bytes:
+    """A message whose strings are full of escapes and non-ASCII, in the places the Rust backend
+    treats specially (`delta`/`text` then `summary`, repeated fields, nested values and keys)."""
+    text = random_string_raw(rng)
+    r = rng.random()
+    if r < 0.3:
+        summary = text  # the same text
+    elif r < 0.6:
+        summary = text[: rng.randint(0, len(text))]  # a prefix, at a piece boundary
+    elif r < 0.7:
+        raw = b"".join(text)
+        summary = [raw[: rng.randint(0, len(raw))]]  # a prefix cut anywhere
+    else:
+        summary = random_string_raw(rng)
+
+    def q(pieces: list[bytes]) -> bytes:
+        return b'"' + b"".join(pieces) + b'"'
+
+    seq = rng.randint(1, 3)
+    kind = rng.random()
+    if kind < 0.6:
+        etype = rng.choice([b"assistant-text-delta", b"assistant-thinking-delta"])
+        body = b'"content-index":0,"delta":' + q(text) + b',"summary":' + q(summary)
+    elif kind < 0.75:
+        body = b'"final?":true,"text":' + q(text) + b',"summary":' + q(summary)
+        etype = b"assistant-text"
+    elif kind < 0.9:
+        etype = b"tool-call"
+        key = q(random_string_raw(rng, 0.05))
+        body = b'"name":' + q(random_string_raw(rng, 0.02)) + b',"arguments":{' + key + b":" + q(text) + b"}"
+    else:
+        etype = b"error"
+        body = b'"error":' + q(text) + b',"summary":' + q(summary)
+    run = q(rng.choice([[b"run-1"], [b"r\\u00e9"], [b"r\xc3\xa9"], random_string_raw(rng, 0.02)]))
+    return b'{"v":1,"seq":%d,"type":"%s","run":%s,' % (seq, etype, run) + body + b"}"
+
+
+def check_strings(rng: random.Random) -> None:
+    """Strings full of escapes and every UTF-8 length: `decode` line by line, then the same
+    lines as one stream through `Receiver.feed` (the repeated-value caches see them in turn)."""
+    lines = [string_line(rng) for _ in range(rng.randint(1, 4))]
+    for line in lines:
+        check_decode(rng, line)
+    direction = "event"
+    ra, rb = pure.Receiver(direction), rust.Receiver(direction)
+    data = b"\n".join(lines) + b"\n"
+    a = outcome(lambda: ra.feed(data))
+    b = outcome(lambda: rb.feed(data))
+    check("Receiver.feed(strings)", f"Receiver({direction!r}).feed({data!r:.2000})", a, b, wire=True)
+
+
 # ---------------------------------------------------------------------------------------------
 # Checks
 
@@ -694,6 +789,7 @@ def main() -> int:
     rng = random.Random(seed)
     kinds: list[tuple[str, Callable[[], None], float]] = [
         ("decode", lambda: check_decode(rng, random_line(rng)), 0.45),
+        ("strings", lambda: check_strings(rng), 0.2),
         ("dict", lambda: check_dict(rng), 0.17),
         ("sender", lambda: check_sender(rng), 0.06),
         ("receiver", lambda: check_receiver(rng), 0.1),

@@ -396,3 +396,119 @@ fn string_scanner_finds_every_special_byte_at_every_offset() {
         }
     }
 }
+
+/// Raw JSON string pieces and what they decode to: plain runs, every escape, `\u` escapes of
+/// every UTF-8 length (surrogate pairs included) and raw characters of 1-4 bytes.
+const STRING_PIECES: &[(&str, &str)] = &[
+    ("a", "a"),
+    ("0123456789abcdef", "0123456789abcdef"),
+    ("\\n", "\n"),
+    ("\\\"", "\""),
+    ("\\\\", "\\"),
+    ("\\/", "/"),
+    ("\\b", "\u{8}"),
+    ("\\f", "\u{c}"),
+    ("\\r", "\r"),
+    ("\\t", "\t"),
+    ("\\u0000", "\u{0}"),
+    ("\\u0041", "A"),
+    ("\\u007F", "\u{7f}"),
+    ("\\u0080", "\u{80}"),
+    ("\\u00e9", "é"),
+    ("\\u07FF", "\u{7ff}"),
+    ("\\u0800", "\u{800}"),
+    ("\\u2028", "\u{2028}"),
+    ("\\uffff", "\u{ffff}"),
+    ("\\ud83d\\ude00", "😀"),
+    ("\\uD800\\uDC00", "\u{10000}"),
+    ("\\udbff\\udfff", "\u{10ffff}"),
+    ("é", "é"),
+    ("\u{7ff}", "\u{7ff}"),
+    ("日", "日"),
+    ("\u{ffff}", "\u{ffff}"),
+    ("😀", "😀"),
+    ("\u{10ffff}", "\u{10ffff}"),
+];
+
+fn string_of(raw: &[u8]) -> Option<String> {
+    let mut doc = b"\"".to_vec();
+    doc.extend_from_slice(raw);
+    doc.push(b'"');
+    match loads(&doc) {
+        Some(Value::String(s)) => Some(s),
+        Some(other) => panic!("a string decoded as {other:?}"),
+        None => None,
+    }
+}
+
+#[test]
+fn string_decoder_every_piece_pair_at_every_offset() {
+    // Each pair of pieces after 0..=40 plain bytes (every place relative to the 16- and 8-byte
+    // scan steps), with a tail after them too.
+    for (raw1, dec1) in STRING_PIECES {
+        for (raw2, dec2) in STRING_PIECES {
+            for pad in 0..=40 {
+                for tail in ["", "z", "0123456789abcdefg"] {
+                    let lead = "p".repeat(pad);
+                    let raw = format!("{lead}{raw1}{raw2}{tail}");
+                    let expected = format!("{lead}{dec1}{dec2}{tail}");
+                    assert_eq!(
+                        string_of(raw.as_bytes()).as_deref(),
+                        Some(expected.as_str()),
+                        "{raw:?}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn string_decoder_rejects_bad_escapes_and_utf8_at_every_offset() {
+    let bad: &[&[u8]] = &[
+        b"\\ud800",
+        b"\\udc00",
+        b"\\udfff\\ud800",
+        b"\\ud800\\u0041",
+        b"\\ud800\\ud800",
+        b"\\ud800x",
+        b"\\x",
+        b"\\U0041",
+        b"\\u12g4",
+        b"\x01",
+        b"\x1f",
+        b"\n",
+        b"\xff",
+        b"\xc3",
+        b"\xc3(",
+        b"\xe6\x97",
+        b"\xed\xa0\x80",
+        b"\xf4\x90\x80\x80",
+        b"\xc0\xaf",
+        b"\xf0\x9f\x98",
+        b"\x80",
+    ];
+    // Cut-short escapes, tested at the end of the string only (a piece after them could
+    // complete them).
+    let cut: &[&[u8]] = &[b"\\ud800\\", b"\\ud800\\u12", b"\\u12", b"\\u", b"\\"];
+    for b in bad.iter().chain(cut) {
+        for (raw_ok, _) in STRING_PIECES {
+            for pad in 0..=20 {
+                for before in [true, false] {
+                    if !before && cut.contains(b) {
+                        continue;
+                    }
+                    let mut raw = "p".repeat(pad).into_bytes();
+                    if before {
+                        raw.extend_from_slice(raw_ok.as_bytes());
+                        raw.extend_from_slice(b);
+                    } else {
+                        raw.extend_from_slice(b);
+                        raw.extend_from_slice(raw_ok.as_bytes());
+                    }
+                    assert_eq!(string_of(&raw), None, "{:?}", String::from_utf8_lossy(&raw));
+                }
+            }
+        }
+    }
+}

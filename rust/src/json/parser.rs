@@ -3,7 +3,7 @@
 //! orjson types them). Its building blocks are `pub(crate)` so that [`crate::message`] can read
 //! a message's top-level object with them.
 
-use super::scan::{is_ws, scan_plain, STR_CLASS};
+use super::scan::{is_ws, scan_plain};
 use super::{Number, ParseError, Sink, SyntaxError, MAX_DEPTH, RED_ZONE, STACK_SEGMENT};
 
 pub(crate) struct Parser<'a> {
@@ -11,7 +11,7 @@ pub(crate) struct Parser<'a> {
     pub(crate) pos: usize,
     pub(crate) depth: usize,
     /// The decoded text of the last string that had escapes.
-    scratch: Vec<u8>,
+    pub(crate) scratch: Vec<u8>,
 }
 
 /// orjson rejects a document that is not valid UTF-8 as a whole before anything else; the
@@ -312,9 +312,13 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// The slow path of [`Parser::string`]: the string has an escape at `i`; decode it into
-    /// `scratch`.
+    /// The path of [`Parser::string`] for a string with an escape at `i`: decodes it into
+    /// `scratch`, copying each run between escapes whole (found 16 bytes at a time by
+    /// [`scan_plain`]) and each escape through a table. Kept out of line and marked cold even
+    /// though agent text is full of escapes: the common path of [`Parser::string`] stays small
+    /// (measured: 0.8 % fewer instructions on the ASCII deltas stream, 0.5 % on realistic mixed).
     #[cold]
+    #[inline(never)]
     fn string_escaped<E>(
         &mut self,
         start: usize,
@@ -322,101 +326,51 @@ impl<'a> Parser<'a> {
         mut ascii: bool,
     ) -> Result<(StrLoc, bool), ParseError<E>> {
         let bytes = self.bytes;
-        self.scratch.clear();
+        let scratch = &mut self.scratch;
+        scratch.clear();
+        // The decoded text is never longer than the raw one: one reservation for the string.
+        scratch.reserve(bytes.len() - start);
         let mut run_start = start;
         loop {
-            let Some(&b) = bytes.get(i) else {
-                return syntax(SyntaxError::UnexpectedEnd);
-            };
-            match STR_CLASS[b as usize] {
-                0 => i += 1,
-                1 => {
-                    self.scratch.extend_from_slice(&bytes[run_start..i]);
-                    if !ascii && simdutf8::basic::from_utf8(&self.scratch).is_err() {
+            match bytes.get(i) {
+                Some(b'\\') => {
+                    scratch.extend_from_slice(&bytes[run_start..i]);
+                    let Some(&e) = bytes.get(i + 1) else {
+                        return syntax(SyntaxError::UnexpectedEnd);
+                    };
+                    let simple = ESCAPED[e as usize];
+                    if simple != 0 {
+                        scratch.push(simple);
+                        i += 2;
+                    } else if e == b'u' {
+                        let (code, len) = unicode_escape(bytes, i)?;
+                        if code >= 0x80 {
+                            ascii = false;
+                        }
+                        push_utf8(scratch, code);
+                        i += len;
+                    } else {
+                        return syntax(SyntaxError::InvalidEscape(i));
+                    }
+                    run_start = i;
+                    let (next, run_ascii) = scan_plain(bytes, i);
+                    ascii &= run_ascii;
+                    i = next;
+                }
+                Some(b'"') => {
+                    scratch.extend_from_slice(&bytes[run_start..i]);
+                    // The escapes decode to valid UTF-8 and split no raw sequence (a backslash
+                    // is ASCII), so `scratch` is valid exactly when the raw runs are.
+                    if !ascii && simdutf8::basic::from_utf8(scratch).is_err() {
                         return syntax(SyntaxError::InvalidUtf8);
                     }
                     self.pos = i + 1;
                     return Ok((StrLoc::Scratch, ascii));
                 }
-                2 => {
-                    self.scratch.extend_from_slice(&bytes[run_start..i]);
-                    let esc_at = i;
-                    let Some(&e) = bytes.get(i + 1) else {
-                        return syntax(SyntaxError::UnexpectedEnd);
-                    };
-                    i += 2;
-                    let c = match e {
-                        b'"' => '"',
-                        b'\\' => '\\',
-                        b'/' => '/',
-                        b'b' => '\u{8}',
-                        b'f' => '\u{c}',
-                        b'n' => '\n',
-                        b'r' => '\r',
-                        b't' => '\t',
-                        b'u' => {
-                            let hi = self.hex4(i)?;
-                            i += 4;
-                            let code = if (0xD800..0xDC00).contains(&hi) {
-                                // A high surrogate must be followed by an escaped low one.
-                                if bytes.get(i) != Some(&b'\\') || bytes.get(i + 1) != Some(&b'u') {
-                                    return syntax(SyntaxError::LoneSurrogate(esc_at));
-                                }
-                                let lo = self.hex4(i + 2)?;
-                                if !(0xDC00..0xE000).contains(&lo) {
-                                    return syntax(SyntaxError::LoneSurrogate(esc_at));
-                                }
-                                i += 6;
-                                0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
-                            } else if (0xDC00..0xE000).contains(&hi) {
-                                return syntax(SyntaxError::LoneSurrogate(esc_at));
-                            } else {
-                                hi
-                            };
-                            match char::from_u32(code) {
-                                Some(c) => c,
-                                None => return syntax(SyntaxError::InvalidEscape(esc_at)),
-                            }
-                        }
-                        _ => return syntax(SyntaxError::InvalidEscape(esc_at)),
-                    };
-                    if !c.is_ascii() {
-                        ascii = false;
-                    }
-                    let mut utf8 = [0u8; 4];
-                    self.scratch
-                        .extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
-                    run_start = i;
-                }
-                3 => return syntax(SyntaxError::ControlInString(i)),
-                _ => {
-                    ascii = false;
-                    i += 1;
-                }
+                Some(_) => return syntax(SyntaxError::ControlInString(i)),
+                None => return syntax(SyntaxError::UnexpectedEnd),
             }
         }
-    }
-
-    fn hex4<E>(&self, at: usize) -> Result<u32, ParseError<E>> {
-        let Some(digits) = self.bytes.get(at..at + 4) else {
-            // Either the input ends inside the escape or a non-hex byte comes first.
-            let rest = &self.bytes[at.min(self.bytes.len())..];
-            if rest.iter().all(u8::is_ascii_hexdigit) {
-                return syntax(SyntaxError::UnexpectedEnd);
-            }
-            return syntax(SyntaxError::InvalidEscape(at));
-        };
-        let mut code = 0u32;
-        for &d in digits {
-            let v = match d {
-                b'0'..=b'9' => d - b'0',
-                b'a'..=b'f' => d - b'a' + 10,
-                b'A'..=b'F' => d - b'A' + 10,
-                _ => return syntax(SyntaxError::InvalidEscape(at)),
-            };
-            code = code * 16 + u32::from(v);
-        }
-        Ok(code)
     }
 
     /// Reads a number with RFC 8259's grammar and types it as orjson does.
@@ -520,6 +474,115 @@ impl<'a> Parser<'a> {
             Ok(f) if f.is_finite() => Ok(Number::Float(f)),
             _ => syntax(SyntaxError::NumberOverflow(start)),
         }
+    }
+}
+
+/// What each simple escape (`\\n`, `\\"`, ...) decodes to; 0 for `u` and the invalid ones.
+const ESCAPED: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t[b'/' as usize] = b'/';
+    t[b'b' as usize] = 0x08;
+    t[b'f' as usize] = 0x0C;
+    t[b'n' as usize] = b'\n';
+    t[b'r' as usize] = b'\r';
+    t[b't' as usize] = b'\t';
+    t
+};
+
+/// The value of each hex digit; 0xFF for any other byte.
+const HEX: [u8; 256] = {
+    let mut t = [0xFFu8; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        t[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+};
+
+/// The four hex digits at `at`, or `None` when they are cut short or one is not hex.
+#[inline(always)]
+fn hex4_fast(bytes: &[u8], at: usize) -> Option<u32> {
+    let d = bytes.get(at..at + 4)?;
+    let (a, b, c, e) = (
+        HEX[d[0] as usize],
+        HEX[d[1] as usize],
+        HEX[d[2] as usize],
+        HEX[d[3] as usize],
+    );
+    if (a | b | c | e) & 0xF0 != 0 {
+        return None;
+    }
+    Some(u32::from(a) << 12 | u32::from(b) << 8 | u32::from(c) << 4 | u32::from(e))
+}
+
+/// The `\\uXXXX` escape at `at` (a surrogate pair as one character): its code point and raw
+/// length (6 or 12 bytes).
+#[inline]
+pub(crate) fn unicode_escape<E>(bytes: &[u8], at: usize) -> Result<(u32, usize), ParseError<E>> {
+    let Some(hi) = hex4_fast(bytes, at + 2) else {
+        return syntax(hex_error(bytes, at + 2));
+    };
+    if !(0xD800..0xE000).contains(&hi) {
+        return Ok((hi, 6));
+    }
+    if hi >= 0xDC00 {
+        return syntax(SyntaxError::LoneSurrogate(at));
+    }
+    // A high surrogate must be followed by an escaped low one.
+    if bytes.get(at + 6) != Some(&b'\\') || bytes.get(at + 7) != Some(&b'u') {
+        return syntax(SyntaxError::LoneSurrogate(at));
+    }
+    let Some(lo) = hex4_fast(bytes, at + 8) else {
+        return syntax(hex_error(bytes, at + 8));
+    };
+    if !(0xDC00..0xE000).contains(&lo) {
+        return syntax(SyntaxError::LoneSurrogate(at));
+    }
+    Ok((0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00), 12))
+}
+
+/// Why the four bytes at `at` are not a hex escape: the input ends inside it, or a non-hex byte
+/// comes first.
+#[cold]
+fn hex_error(bytes: &[u8], at: usize) -> SyntaxError {
+    let rest = &bytes[at.min(bytes.len())..];
+    let rest = &rest[..rest.len().min(4)];
+    if rest.len() < 4 && rest.iter().all(u8::is_ascii_hexdigit) {
+        SyntaxError::UnexpectedEnd
+    } else {
+        SyntaxError::InvalidEscape(at)
+    }
+}
+
+/// Appends the UTF-8 of `code` (a scalar value: never a surrogate).
+#[inline(always)]
+fn push_utf8(out: &mut Vec<u8>, code: u32) {
+    if code < 0x80 {
+        out.push(code as u8);
+    } else if code < 0x800 {
+        out.extend_from_slice(&[0xC0 | (code >> 6) as u8, 0x80 | (code & 0x3F) as u8]);
+    } else if code < 0x10000 {
+        out.extend_from_slice(&[
+            0xE0 | (code >> 12) as u8,
+            0x80 | ((code >> 6) & 0x3F) as u8,
+            0x80 | (code & 0x3F) as u8,
+        ]);
+    } else {
+        out.extend_from_slice(&[
+            0xF0 | (code >> 18) as u8,
+            0x80 | ((code >> 12) & 0x3F) as u8,
+            0x80 | ((code >> 6) & 0x3F) as u8,
+            0x80 | (code & 0x3F) as u8,
+        ]);
     }
 }
 

@@ -2,27 +2,6 @@
 //! a backslash or a control byte) 16 bytes at a time, and tells whether the bytes it skipped
 //! were all ASCII. The encoder reuses it to find the bytes it must escape.
 
-// Byte classes inside a string: 0 plain ASCII, 1 quote, 2 backslash, 3 control, 4 non-ASCII.
-pub(crate) const STR_CLASS: [u8; 256] = {
-    let mut table = [0u8; 256];
-    let mut i = 0;
-    while i < 256 {
-        table[i] = if i < 0x20 {
-            3
-        } else if i == b'"' as usize {
-            1
-        } else if i == b'\\' as usize {
-            2
-        } else if i >= 0x80 {
-            4
-        } else {
-            0
-        };
-        i += 1;
-    }
-    table
-};
-
 #[inline(always)]
 pub(crate) fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')

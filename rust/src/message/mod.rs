@@ -122,10 +122,12 @@ pub fn parse_message<S: MessageSink>(
             Err(ParseError::Sink(never)) => match never {},
         };
     }
+    p.scratch = std::mem::take(&mut fields.scratch);
     let result = p.top_object(sink, fields).and_then(|v| {
         p.finish()?;
         Ok(v)
     });
+    fields.scratch = std::mem::take(&mut p.scratch);
     match result {
         Ok(v) => Ok(v),
         Err(ParseError::Syntax(e)) => Err(MessageError::Syntax(classify(input, e))),

@@ -40,19 +40,23 @@ impl Interned {
         self.codes[i].bind(py).clone()
     }
 
-    /// The cached string for a message type name, if it is one.
+    /// The cached string for a message type name, if it is one, with the name as the schema
+    /// tables spell it.
     #[inline]
     pub(super) fn type_name<'py>(
         &self,
         py: Python<'py>,
         name: &str,
-    ) -> Option<Bound<'py, PyString>> {
+    ) -> Option<(&'static str, Bound<'py, PyString>)> {
         let i = schema::type_index(name)?;
         let n = schema::EVENT_TYPES.len();
         Some(if i < n {
-            self.event_types[i].bind(py).clone()
+            (schema::EVENT_TYPES[i], self.event_types[i].bind(py).clone())
         } else {
-            self.control_types[i - n].bind(py).clone()
+            (
+                schema::CONTROL_TYPES[i - n],
+                self.control_types[i - n].bind(py).clone(),
+            )
         })
     }
 }

@@ -59,7 +59,7 @@ pub(super) fn rejection_to_py<'py>(
     let c = interned(py)?;
     let text = |s: &Option<String>| -> Option<Bound<'py, PyAny>> {
         s.as_deref().map(|t| match c.type_name(py, t) {
-            Some(cached) => cached.into_any(),
+            Some((_, cached)) => cached.into_any(),
             None => PyString::new(py, t).into_any(),
         })
     };

@@ -4,7 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
-use super::ffi::ascii_string;
+use super::ffi::{ascii_string, utf8_string};
 use crate::schema::{short_eq, KeyId};
 
 /// The last string value a receiver saw for each field whose values repeat from line to line
@@ -13,7 +13,7 @@ use crate::schema::{short_eq, KeyId};
 #[derive(Default)]
 pub(super) struct RepeatedValues {
     slots: [(String, Option<Py<PyString>>); REPEATING.len()],
-    pub(super) last_type: Option<(String, Py<PyString>)>,
+    pub(super) last_type: Option<(&'static str, Py<PyString>)>,
     /// The last text-like field value (`delta`, `text`, `summary`, `error`).
     pub(super) prev_text: (String, Option<Py<PyString>>),
     /// Keys that are not protocol fields (nested objects: `content`, `path`, ...), by a hash of
@@ -99,7 +99,7 @@ impl RepeatedValues {
         let made = if ascii {
             ascii_string(py, value)
         } else {
-            Ok(PyString::new(py, value).into_any())
+            utf8_string(py, value)
         };
         if let Ok(obj) = &made {
             if let Ok(s) = obj.cast::<PyString>() {

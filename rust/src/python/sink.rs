@@ -4,7 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString};
 
-use super::ffi::{ascii_string, dict_set, presized_dict};
+use super::ffi::{ascii_string, dict_set, presized_dict, utf8_string};
 use super::interned::Interned;
 use super::repeated::RepeatedValues;
 use crate::json::{Number, Sink};
@@ -63,7 +63,7 @@ impl<'py> Sink for PySink<'_, 'py> {
         if ascii {
             return Ok(ascii_string(self.py, value)?);
         }
-        Ok(PyString::new(self.py, value).into_any())
+        Ok(utf8_string(self.py, value)?)
     }
 
     /// A key of a nested object: a protocol field name gets its interned string, any other
@@ -141,8 +141,9 @@ impl<'py> MessageSink for PySink<'_, 'py> {
                         return Ok(obj.bind(self.py).clone().into_any());
                     }
                 }
-                if let Some(s) = self.interned.type_name(self.py, value) {
-                    self.repeated.last_type = Some((value.to_owned(), s.clone().unbind()));
+                if let Some((name, s)) = self.interned.type_name(self.py, value) {
+                    // The table's own name: no allocation when the type changes.
+                    self.repeated.last_type = Some((name, s.clone().unbind()));
                     return Ok(s.into_any());
                 }
             }

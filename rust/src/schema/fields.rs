@@ -126,6 +126,9 @@ pub struct Fields {
     /// message's `type` is known: streams interleave types with different key orders.
     type_keys: Vec<KeyOrder>,
     current_type: Option<usize>,
+    /// The parser's buffer for decoded escaped strings, kept between messages (no allocation
+    /// per line with an escape).
+    pub(crate) scratch: Vec<u8>,
 }
 
 impl Default for Fields {
@@ -139,6 +142,7 @@ impl Default for Fields {
             keys: KeyOrder::EMPTY,
             type_keys: Vec::new(),
             current_type: None,
+            scratch: Vec::new(),
         }
     }
 }
