@@ -1,4 +1,4 @@
-"""The hub at scale: idle cost, append-to-delivery latency, CPU per event (issue 9).
+"""The hub at scale: idle cost, append-to-delivery latency, CPU per event.
 
 Run ``python benches/hub.py [idle|latency|busy|all] [--wakeups kernel|poll] [--children N]``.
 Nothing here is a test: the figures go to BENCHMARKS.md.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""``Receiver.scan`` (validate and forward, issue 13) against ``Receiver.feed`` and the floors.
+"""``Receiver.scan`` (validate and forward) against ``Receiver.feed`` and the floors.
 
 Every stream of ``realistic.all_streams()`` is cut into line-aligned pieces of at most 64 KiB
 (``streams.chunks``, one call per piece, the way a tailer reads) and drained by:

@@ -1,4 +1,4 @@
-"""Receiver.scan (issue 13, validate and forward): the drain of Receiver.feed without dicts.
+"""Receiver.scan (validate and forward): the drain of Receiver.feed without dicts.
 
 Parity is the product: on every input ``scan`` accepts and rejects exactly what ``feed`` does, in
 the same order, with the same rejections and seq, and hands back each accepted line's exact bytes
