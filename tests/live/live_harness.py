@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import fenwire_fast
-from fenwire_fast.live.mock_agent import MockConfig, config_from_mapping, gate_label
+from fenwire_fast.live.mock_agent import BLOCKING_LABEL, MockConfig, config_from_mapping, gate_label
 from fenwire_fast.live.spawn import LiveChild, spawn
 
 HERE = Path(__file__).resolve().parent
@@ -110,6 +110,16 @@ def at_gate(turn: int = 1, step: int = 1) -> Condition:
 def unwinding(turn: int = 1) -> Condition:
     """Holds once the mock announced that the interrupted ``turn`` stopped at the gate on its way out."""
     return seen("info", summary=gate_label(turn))
+
+
+def blocking_in_tool(ctx: Ctx) -> bool:
+    """Holds once a ``hang="block"`` mock has stopped reading controls (its gate marker says so)."""
+    assert ctx.gate_path is not None, "this scenario's mock has no gate file"
+    try:
+        with open(ctx.gate_path + ".blocked", encoding="utf-8") as handle:
+            return handle.read().strip() == BLOCKING_LABEL
+    except FileNotFoundError:
+        return False
 
 
 def acked(*names: str) -> Condition:
@@ -271,7 +281,7 @@ def run_scenarios(
             kwargs.update(sc.kwargs)
             mock = sc.mock
             gate_path = None
-            if mock is not None and (mock.get("gate_steps") or mock.get("unwind_gate")):
+            if mock is not None and (mock.get("gate_steps") or mock.get("unwind_gate") or mock.get("hang") == "block"):
                 gate_path = os.path.join(gates, re.sub(r"[^A-Za-z0-9_.-]", "_", sc.name) + ".gate")
                 mock = {**mock, "gate_path": gate_path}
             child = spawn(

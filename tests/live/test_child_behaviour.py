@@ -20,6 +20,7 @@ from live_harness import (
     Outcome,
     Scenario,
     at_gate,
+    blocking_in_tool,
     gated,
     python_child_command,
     rerun_until_arranged,
@@ -55,7 +56,7 @@ def s_cancel_hang_yield(ctx: Ctx) -> Any:
 
 
 def s_cancel_hang_block(ctx: Ctx) -> Any:
-    yield seen("tool-call")
+    yield blocking_in_tool  # not just the tool-call: the child could still read a cancel after it
     ctx.send("cancel")
 
 

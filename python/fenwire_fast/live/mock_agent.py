@@ -22,7 +22,8 @@ The first event of a turn is ``user`` with the turn's input text.
 Failure modes, counted in steps across the whole run (1-based; 0 = never): ``fail_step`` raises
 in that step, ``hang_step`` hangs that step's first tool (``hang="yield"`` keeps yielding
 ``Wait`` forever, so cancel/finalize/deadline still work; ``hang="block"`` blocks in ``time.sleep``,
-so only the parent's kill backstop helps), ``exit_step`` ends the process at once with
+so only the parent's kill backstop helps; with ``gate_path`` set it first writes
+``mock blocking in tool`` to ``<gate_path>.blocked``, so a test knows no control will be read), ``exit_step`` ends the process at once with
 ``exit_code`` (no ``exit`` line). ``unwind_delay`` makes an interrupted turn take that many
 seconds (cooperatively) to unwind, so the run can be observed in its terminal state.
 
@@ -216,6 +217,8 @@ def final_text(config: MockConfig, turn: int) -> str:
 
 
 #: How often a turn stopped at the gate looks for the gate file (one ``Wait`` each time).
+#: what ``<gate_path>.blocked`` says once a ``hang="block"`` tool has stopped reading controls
+BLOCKING_LABEL = "mock blocking in tool"
 GATE_POLL = 0.05
 GATE_PREFIX = "mock gate: "
 
@@ -363,6 +366,8 @@ class MockAgent:
                 yield item[1]
                 if hang_here and item[3] == 1:
                     if config.hang == "block":
+                        if config.gate_path:
+                            self._mark(BLOCKING_LABEL)  # no control is read from here on
                         time.sleep(config.hang_seconds)
                     else:
                         end = time.monotonic() + config.hang_seconds
@@ -373,14 +378,17 @@ class MockAgent:
 
     def _gate(self, label: str) -> Iterator[Wait]:
         """Say where the turn stopped (``<gate_path>.blocked``), then wait until ``gate_path`` exists."""
-        path = self.config.gate_path
-        marker = path + ".blocked"
+        self._mark(label)
+        while not os.path.exists(self.config.gate_path):
+            yield Wait(GATE_POLL)
+
+    def _mark(self, label: str) -> None:
+        """Write ``label`` to ``<gate_path>.blocked``, whole or not at all (a reader polls it)."""
+        marker = self.config.gate_path + ".blocked"
         scratch = f"{marker}.{os.getpid()}"
         with open(scratch, "w", encoding="utf-8") as handle:
             handle.write(label + "\n")
-        os.replace(scratch, marker)  # whole or not at all, for a reader that polls it
-        while not os.path.exists(path):
-            yield Wait(GATE_POLL)
+        os.replace(scratch, marker)
 
 
 def make_agent(config: dict[str, Any] | None = None) -> MockAgent:
