@@ -333,6 +333,15 @@ def _terminated(signum: int, frame: object) -> None:
 # fenwire
 
 
+def _add_direction(command: argparse.ArgumentParser, verb: str) -> None:
+    command.add_argument(
+        "--direction",
+        choices=("event", "control"),
+        default=None,
+        help=f"which side {verb} the file (default: guessed from its first valid line)",
+    )
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fenwire", description="The Fen wire protocol, fast.")
     parser.add_argument("--version", action="version", version=_version_text())
@@ -346,12 +355,7 @@ def _build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     check.add_argument("file", help="the JSONL file to check, or - for standard input")
-    check.add_argument(
-        "--direction",
-        choices=("event", "control"),
-        default=None,
-        help="which side wrote the file (default: guessed from its first valid line)",
-    )
+    _add_direction(check, "wrote")
     check.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
     check.add_argument("--json", action="store_true", help="one JSON object per rejection and for the summary")
     tail = sub.add_parser(
@@ -363,12 +367,7 @@ def _build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     tail.add_argument("file", help="the JSONL file to follow")
-    tail.add_argument(
-        "--direction",
-        choices=("event", "control"),
-        default=None,
-        help="which side writes the file (default: guessed from its first valid line)",
-    )
+    _add_direction(tail, "writes")
     tail.add_argument("--json", action="store_true", help="each message as it travels on the wire, one a line")
     tail.add_argument(
         "--no-follow", dest="follow", action="store_false", help="stop at the end of the file instead of waiting"

@@ -108,22 +108,27 @@ def test_the_exit_line_and_the_death_are_delivered() -> None:
         assert child.status == "done"  # the kill backstop ended the sleeping process after the grace
 
 
+def _count_rounds(hub: Hub) -> list[int]:
+    """Count the hub's rounds from now on: ``[n]``, updated in place."""
+    rounds = [0]
+    real = hub._round
+
+    def counted() -> Any:
+        rounds[0] += 1
+        return real()
+
+    hub._round = counted  # type: ignore[method-assign]
+    return rounds
+
+
 def test_timers_fire_on_time_with_nothing_written() -> None:
     """Deadline, then SIGTERM after the grace: woken by timers, in a handful of rounds, not ticks."""
     with _kernel_hub() as hub:
         child = hub.spawn(None, command=SLEEPER, run="late", timeout=0.2, grace=0.1)
-        rounds = 0
-        real = hub._round
-
-        def counted() -> Any:
-            nonlocal rounds
-            rounds += 1
-            return real()
-
-        hub._round = counted  # type: ignore[method-assign]
+        rounds = _count_rounds(hub)
         assert hub.wait(timeout=30) == {"late": "timed-out"}
         assert child.killed
-        assert rounds <= 12, rounds  # a polling hub would have made hundreds
+        assert rounds[0] <= 12, rounds  # a polling hub would have made hundreds
 
 
 def test_batches_hand_over_one_list_per_read() -> None:
@@ -209,17 +214,9 @@ def test_the_asyncio_hub_lets_other_tasks_run_and_never_spins() -> None:
     """While the hub waits, a second task runs 2,000 times; the hub makes a handful of rounds."""
 
     async def main() -> tuple[list[str], int]:
-        rounds = 0
         async with Hub(wakeups="kernel") as hub:
             child = hub.spawn(None, command=SLEEPER, run="a")
-            real = hub._round
-
-            def counted() -> Any:
-                nonlocal rounds
-                rounds += 1
-                return real()
-
-            hub._round = counted  # type: ignore[method-assign]
+            rounds = _count_rounds(hub)
 
             async def other() -> None:
                 for _ in range(2000):
@@ -231,7 +228,7 @@ def test_the_asyncio_hub_lets_other_tasks_run_and_never_spins() -> None:
             seen = [event["type"] async for _child, event in hub]
             await task
             assert await hub.wait_async(timeout=5) == {"a": "done"}
-        return seen, rounds
+        return seen, rounds[0]
 
     seen, rounds = asyncio.run(asyncio.wait_for(main(), 60))
     assert seen == ["exit"]
