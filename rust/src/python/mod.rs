@@ -7,7 +7,8 @@
 //! input: every input the pure backend answers with a rejection gets the same rejection.
 //!
 //! One module per concern: raw CPython calls in [`ffi`], cached objects in [`interned`] and
-//! [`repeated`], object building in [`sink`], rejections in [`rejection`], the entry points in
+//! [`repeated`], object building in [`sink`] (dicts copied from per-key-order templates in
+//! [`template`]), rejections in [`rejection`], the entry points in
 //! [`decode`], [`validate`], [`encode`] and [`text`], and the classes in [`sender`],
 //! [`receiver`] and [`framer`]; `Receiver.scan`'s records are made in [`scanned`]; [`tables`]
 //! exposes the protocol tables to the tests.
@@ -24,6 +25,7 @@ mod scanned;
 mod sender;
 mod sink;
 mod tables;
+mod template;
 mod text;
 mod validate;
 

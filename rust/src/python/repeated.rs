@@ -5,6 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 use super::ffi::{ascii_string, utf8_string};
+use super::template::DictTemplates;
 use crate::schema::{short_eq, KeyId};
 
 /// The last string value a receiver saw for each field whose values repeat from line to line
@@ -19,6 +20,8 @@ pub(super) struct RepeatedValues {
     /// Keys that are not protocol fields (nested objects: `content`, `path`, ...), by a hash of
     /// their text: a direct-mapped cache, like orjson's key cache.
     other_keys: Vec<Option<(String, Py<PyString>)>>,
+    /// Templates of the dicts built, by key sequence.
+    pub(super) templates: DictTemplates,
 }
 
 pub(super) const OTHER_KEYS: usize = 256;

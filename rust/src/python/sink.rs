@@ -2,9 +2,9 @@
 //! strs, ints, floats), reusing interned keys and repeated values.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString};
+use pyo3::types::{PyBool, PyFloat, PyList, PyString};
 
-use super::ffi::{ascii_string, dict_set, presized_dict, utf8_string};
+use super::ffi::{ascii_string, utf8_string};
 use super::interned::Interned;
 use super::repeated::RepeatedValues;
 use crate::json::{Number, Sink};
@@ -110,18 +110,10 @@ impl<'py> Sink for PySink<'_, 'py> {
 
     #[inline]
     fn object_end(&mut self, mut object: Self::Object) -> Result<Self::Value, SinkError> {
-        let dict = presized_dict(self.py, object.len()).map_err(Box::new);
-        let result = dict.and_then(|dict| {
-            // In order, with dict semantics: a repeated key keeps its first place and takes
-            // the last value.
-            for (k, v) in object.drain(..) {
-                dict_set(&dict, &k, &v).map_err(Box::new)?;
-            }
-            Ok(dict.into_any())
-        });
+        let result = self.repeated.templates.build(self.py, &mut object);
         object.clear();
         self.pool.push(object);
-        result
+        Ok(result?.into_any())
     }
 }
 
@@ -191,11 +183,11 @@ impl<'py> MessageSink for PySink<'_, 'py> {
         })
     }
 
-    type Top = Bound<'py, PyDict>;
+    type Top = Members<'py>;
 
     #[inline]
-    fn top_begin(&mut self, hint: usize) -> Result<Self::Top, SinkError> {
-        Ok(presized_dict(self.py, hint)?)
+    fn top_begin(&mut self, _hint: usize) -> Result<Self::Top, SinkError> {
+        self.object_begin()
     }
 
     #[inline]
@@ -205,11 +197,12 @@ impl<'py> MessageSink for PySink<'_, 'py> {
         key: Self::Key,
         value: Self::Value,
     ) -> Result<(), SinkError> {
-        Ok(dict_set(object, &key, &value)?)
+        object.push((key, value));
+        Ok(())
     }
 
     #[inline]
     fn top_end(&mut self, object: Self::Top) -> Result<Self::Value, SinkError> {
-        Ok(object.into_any())
+        self.object_end(object)
     }
 }
