@@ -385,6 +385,8 @@ STRING_OK: list[bytes] = [
     *(p.encode() for p in ["\\uFFFF", "\\ud83d\\ude00", "\\uD800\\uDC00", "\\udbff\\udfff", "\\uE000"]),
     *(p.encode() for p in ["\x80", "é", "\xff", "\u0100", "\u07ff", "\u0800", "日", "…", "\uffff"]),
     *(p.encode() for p in ["😀", "\U00010000", "\U0010ffff", "Привет", "テスト", "— “q” ’"]),
+    # Runs of 16 bytes or more with non-ASCII inside (copied 16 bytes at a time after an escape).
+    *(p.encode() for p in ["a naïve café, 20+ bytes", "日本語のテキストです。", "    return x  # 😀 ok"]),
 ]
 STRING_BAD: list[bytes] = [
     b"\\ud800",

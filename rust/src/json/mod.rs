@@ -7,6 +7,7 @@
 //! nothing of the protocol: reading a line as a protocol message (known keys, field shapes) is
 //! [`crate::message`]'s job, on top of the same [`parser::Parser`].
 
+mod escaped;
 pub(crate) mod parser;
 mod scan;
 mod skip;
