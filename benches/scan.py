@@ -12,9 +12,11 @@ Every stream of ``realistic.all_streams()`` is cut into line-aligned pieces of a
 - ``orjson parse-then-discard``: ``orjson.loads`` on every line of the split, results dropped
   (JSON only: no schema, no seq, no line cap).
 
-Then threads: ``--threads 1`` and ``2`` threads, each draining its own ``Receiver`` with ``scan``
-over its own copy of the realistic mixed stream, all started together; bytes per second of the
-whole is compared with one thread.
+Then threads: 1 and 2 threads, each draining its own ``Receiver`` with ``scan`` over its own copy
+of the realistic mixed stream, all started together; bytes per second of the whole is compared
+with one thread. The threads' pieces are 64 KiB too, unless ``--thread-pieces`` names other sizes
+in KiB (``--thread-pieces 64,1024``: a row pair per size; the piece size decides how often each
+thread hands the GIL over).
 
 Times are the best of ``--rounds`` interleaved rounds, wall and CPU time (the machine is shared:
 medians move by 10-40 %).
@@ -127,6 +129,7 @@ def main() -> None:
     parser.add_argument("--once", default="", help="run this drain (or none) once, for callgrind")
     parser.add_argument("--megabytes", type=float, default=20.0, help="input size for --once")
     parser.add_argument("--file", default="", help="input for --once (default: realistic mixed)")
+    parser.add_argument("--thread-pieces", default="64", help="piece sizes in KiB for the threads")
     args = parser.parse_args()
     if args.once:
         whole = Path(args.file).read_bytes() if args.file else realistic.realistic_mixed_stream()
@@ -169,15 +172,19 @@ def main() -> None:
     if mixed is None:
         return
     print()
-    print("| threads | bytes scanned | wall ms (best) | GB/s | vs 1 thread |")
-    print("|---:|---:|---:|---:|---:|")
-    one = 0.0
-    for n in (1, 2):
-        copies = [streams.chunks(bytes(bytearray(mixed))) for _ in range(n)]
-        t = min(threaded(copies) for _ in range(args.rounds))
-        rate = n * len(mixed) / t
-        one = one or rate
-        print(f"| {n} | {n * len(mixed) / 1e6:.1f} MB | {t * 1e3:.1f} | {rate / 1e9:.2f} | {rate / one:.2f}x |")
+    print("| pieces | threads | bytes scanned | wall ms (best) | GB/s | vs 1 thread |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for kib in (int(k) for k in args.thread_pieces.split(",")):
+        one = 0.0
+        for n in (1, 2):
+            copies = [streams.chunks(bytes(bytearray(mixed)), kib * 1024) for _ in range(n)]
+            t = min(threaded(copies) for _ in range(args.rounds))
+            rate = n * len(mixed) / t
+            one = one or rate
+            print(
+                f"| {kib} KiB | {n} | {n * len(mixed) / 1e6:.1f} MB | {t * 1e3:.1f} | {rate / 1e9:.2f} | "
+                f"{rate / one:.2f}x |"
+            )
 
 
 if __name__ == "__main__":

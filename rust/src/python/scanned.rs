@@ -104,6 +104,10 @@ fn new_record<'py>(
         for (i, item) in items.into_iter().enumerate() {
             ffi::PyTuple_SET_ITEM(obj, i as ffi::Py_ssize_t, item.into_ptr());
         }
+        // A str, an int and a bytes hold no references: the record can be in no cycle, and
+        // CPython's collector would untrack it at its first pass (`_PyTuple_MaybeUntrack`).
+        // Untracked now, no collection walks it.
+        ffi::PyObject_GC_UnTrack(obj.cast());
         Ok(Bound::from_owned_ptr(py, obj))
     }
 }
