@@ -197,6 +197,11 @@ class Channel:
             return False
         return self._final.reading or self._tailer.last_read >= self._tailer.max_bytes
 
+    @property
+    def brought(self) -> bool:
+        """The last poll read some bytes of the event file (the child may still be writing)."""
+        return not self.stopped and self._tailer.last_read > 0
+
     def poll(self, *, woken: bool = False) -> tuple[list[dict[str, Any]], list[PollError]]:
         """Drain the next chunk of the event file; return its messages and errors, in order.
 
