@@ -163,7 +163,7 @@ class KernelDriver:
             return
         wakeups = self._wakeups
         channel = child.channel
-        if channel.unfinished_read or channel.brought:
+        if channel.hot:
             # hot: read it again next round without a watch (re-arming costs more than a read)
             self._ready.setdefault(child, False)
         elif not wakeups.armed(child) and wakeups.rearm(child) and channel.pending():
