@@ -261,13 +261,92 @@ def busy(n: int, wakeups: str, per_child: int = 10000, per_write: int = 8) -> di
     }
 
 
+def _stamped(children: list[LiveChild], per_child: int) -> dict[LiveChild, list[bytes]]:
+    """Each child's realistic delta lines, stamped with its run and seq (newline-terminated)."""
+    out: dict[LiveChild, list[bytes]] = {}
+    for child, lines in zip(children, _child_streams(len(children), per_child), strict=True):
+        stamped = []
+        for i, line in enumerate(lines, 1):
+            m = orjson.loads(line)
+            m["run"], m["seq"] = child.run, i
+            stamped.append(orjson.dumps(m) + b"\n")
+        out[child] = stamped
+    return out
+
+
+def rounds(
+    n: int, wakeups: str, per_write: int = 1, count: int = 300, hub_on: bool = True, bare_on: bool = True
+) -> dict[str, float]:
+    """In one process, no writer to race: each round appends ``per_write`` lines to every child,
+    then makes one hub round (``Hub.poll_batches``), which reads each child once; the same pieces
+    are fed to bare receivers right after. Repeatable (run it under callgrind; ``hub_on=False``
+    does everything but the hub round, ``bare_on=False`` everything but the bare feed, for the
+    differences)."""
+    with Hub(wakeups=wakeups) as hub:
+        children = _spawn_idle(hub, n)
+        streams = _stamped(children, per_write * count)
+        fds = {c: os.open(c.event_path, os.O_WRONLY | os.O_APPEND) for c in children}
+        receivers = {c: Receiver("event") for c in children}
+        clock = time.process_time
+        hub_cpu = bare_cpu = 0.0
+        reads = events = 0
+        hold: list[Any] = []
+        for r in range(count):
+            pieces = []
+            for c in children:
+                piece = b"".join(streams[c][r * per_write : (r + 1) * per_write])
+                os.write(fds[c], piece)
+                pieces.append((c, piece))
+            hold.clear()
+            t0 = clock()
+            if hub_on:
+                batches = hub.poll_batches()
+                hold.append(batches)
+                reads += len(batches)
+                events += sum(len(b) for _, b in batches)
+            t1 = clock()
+            if bare_on:
+                for c, piece in pieces:
+                    hold.append(receivers[c].feed(piece))
+            t2 = clock()
+            hub_cpu += t1 - t0
+            bare_cpu += t2 - t1
+        t0 = clock()
+        if hub_on:
+            while hub.poll_batches():  # the last round: each child's empty read re-arms its watch
+                pass
+            hub.poll_batches()
+        hub_cpu += clock() - t0
+        for fd in fds.values():
+            os.close(fd)
+    if hub_on and (reads != n * count or events != n * count * per_write):
+        raise AssertionError(f"expected one read per child per round: {reads} reads, {events} events")
+    return {
+        "reads": reads,
+        "events": events,
+        "hub_us_per_read": hub_cpu / max(reads, 1) * 1e6,
+        "bare_us_per_read": bare_cpu / (n * count) * 1e6,
+        "overhead_us_per_read": (hub_cpu - bare_cpu) / max(reads, 1) * 1e6,
+        "ratio": hub_cpu / bare_cpu if hub_on and bare_on else 0.0,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", nargs="?", default="all", choices=["idle", "latency", "busy", "all"])
+    parser.add_argument("what", nargs="?", default="all", choices=["idle", "latency", "busy", "rounds", "all"])
     parser.add_argument("--wakeups", default="kernel", choices=["kernel", "poll"])
     parser.add_argument("--children", type=int, default=None)
     parser.add_argument("--seconds", type=float, default=5.0)
-    parser.add_argument("--per-write", type=int, default=8, help="busy: lines per write (default 8)")
+    parser.add_argument("--per-write", type=int, default=8, help="busy, rounds: lines per write (default 8)")
+    parser.add_argument("--rounds", type=int, default=300, help="rounds: how many (default 300)")
+    parser.add_argument("--no-hub", action="store_true", help="rounds: all but the hub's rounds (for callgrind)")
+    parser.add_argument("--no-bare", action="store_true", help="rounds: all but the bare feed (for callgrind)")
+    parser.add_argument(
+        "--pipe-pidfd",
+        action="store_true",
+        help="rounds under valgrind, which has no pidfd_open: a pipe that never becomes readable stands in "
+        "(the children do not end during the rounds)",
+    )
     args = parser.parse_args()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"backend {IMPLEMENTATION}, wakeups {args.wakeups}, python {sys.version.split()[0]}, load average {load}")
@@ -301,6 +380,23 @@ def main() -> None:
             f"bare feed of the same pieces alongside {r['paired_us_per_event']:.2f} us/event: {r['ratio']:.2f}x; "
             f"after the run {r['bare_us_per_event']:.2f} ({r['ratio_vs_after']:.2f}x), "
             f"in 64 KiB pieces {r['bare64k_us_per_event']:.2f} ({r['ratio_vs_64k']:.2f}x)"
+        )
+    if args.what == "rounds":
+        n = args.children or 64
+        if args.pipe_pidfd:
+            ends: list[int] = []
+
+            def pipe_pidfd(pid: int, flags: int = 0) -> int:
+                read, write = os.pipe()
+                ends.append(write)
+                return read
+
+            os.pidfd_open = pipe_pidfd
+        r = rounds(n, args.wakeups, args.per_write, args.rounds, hub_on=not args.no_hub, bare_on=not args.no_bare)
+        print(
+            f"rounds   {n} children, {args.per_write} lines per write, {args.rounds} rounds: {r['reads']:.0f} reads; "
+            f"hub {r['hub_us_per_read']:.2f} us per read, bare feed of the same piece {r['bare_us_per_read']:.2f}: "
+            f"{r['overhead_us_per_read']:.2f} us per read on top ({r['ratio']:.2f}x)"
         )
 
 

@@ -244,7 +244,7 @@ class Tailer:
         checks the size only when the read brings nothing (one system call instead of two)."""
         cursor = self._cursor
         self.last_read = 0
-        if woken and cursor.opened:
+        if woken and cursor._fd is not None:  # opened: the hub's hot path, no size check
             chunk = cursor.read(self.max_bytes)
             if not chunk:
                 return [], cursor.idle_status() or OK

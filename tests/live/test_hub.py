@@ -178,6 +178,7 @@ def test_idle_children_with_history_are_not_read_again(monkeypatch: pytest.Monke
         assert sorted(c.run for c, _ in hub.poll()) == [c.run for c in children]
         offsets = [c.channel.offset for c in children]
         assert all(o > 100 for o in offsets)
+        assert hub.poll() == []  # woken by the kernel, each child that spoke is read once more, empty
         reads, opens, _sizes = _spy_on_files(monkeypatch, hub)
         for _ in range(500):
             assert hub.poll() == []

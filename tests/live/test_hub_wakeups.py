@@ -285,6 +285,7 @@ def test_a_removed_event_file_still_wakes_the_hub() -> None:
             os.unlink(child.event_path)
             os.write(fd, _line(1, "gone"))
             assert [e["seq"] for _, e in hub.poll()] == [1]
+            assert hub.poll() == []  # the hot child's empty read re-arms its watch
             os.write(fd, _line(2, "gone"))  # the one-shot watch was re-armed on the same file
             assert [e["seq"] for _, e in hub.poll()] == [2]
         finally:
@@ -304,6 +305,59 @@ def test_a_watch_that_cannot_be_re_armed_falls_back_to_polling(monkeypatch: pyte
         monkeypatch.setattr(wakeups, "_arm", refuse)
         _append(child, _line(1, "p"))
         assert [e["seq"] for _, e in hub.poll()] == [1]
+        assert hub.poll() == []  # the hot child's empty read: the re-arm is refused
         _append(child, _line(2, "p"))  # no watch any more: the next round polls every child
         assert [e["seq"] for _, e in hub.poll()] == [2]
         assert hub.wakeups == "poll" and "No space left on device" in hub.wakeups_reason
+
+
+def test_a_hot_child_is_read_without_a_watch_until_a_read_comes_back_empty(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child whose read brought bytes is read again next round with no watch; the empty read
+    re-arms the watch, and from then on the child is not touched until it writes."""
+    with _kernel_hub() as hub:
+        child = hub.spawn(None, command=SLEEPER, run="h")
+        _settle(hub)
+        wakeups = hub._driver._wakeups  # type: ignore[union-attr]
+        reads: list[str] = []
+        arms: list[LiveChild] = []
+        real_read, real_arm = lines._FileCursor.read, wakeups._arm
+        monkeypatch.setattr(lines._FileCursor, "read", lambda cur, n: reads.append(cur.path) or real_read(cur, n))
+        monkeypatch.setattr(wakeups, "_arm", lambda key: arms.append(key) or real_arm(key))
+        for seq in (1, 2, 3):
+            _append(child, _line(seq, "h"))
+            assert [e["seq"] for _, e in hub.poll()] == [seq]
+        assert len(reads) == 3 and arms == []  # one watch fired; the next two reads needed none
+        assert not wakeups.armed(child)
+        assert hub.poll() == []  # the empty read: now the watch is re-armed
+        assert len(reads) == 4 and arms == [child] and wakeups.armed(child)
+        for _ in range(100):
+            assert hub.poll() == []
+        assert len(reads) == 4  # cold: not read again until it writes
+        _append(child, _line(4, "h"))
+        assert [e["seq"] for _, e in hub.poll()] == [4]
+
+
+def test_a_write_between_the_empty_read_and_the_re_arm_is_delivered(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The race the hot scheme must close: the hot child's read comes back empty, the child writes,
+    then the watch is re-armed (so that write fires nothing). The line still comes out, with no
+    further write, and the hub does not go to sleep on it."""
+    with _kernel_hub() as hub:
+        child = hub.spawn(None, command=SLEEPER, run="r")
+        _settle(hub)
+        _append(child, _line(1, "r"))
+        assert [e["seq"] for _, e in hub.poll()] == [1]  # the child is hot now
+        wakeups = hub._driver._wakeups  # type: ignore[union-attr]
+        real_arm = wakeups._arm
+        landed: list[int] = []
+
+        def write_then_arm(key: Any) -> None:
+            if not landed:
+                landed.append(2)
+                _append(child, _line(2, "r"))  # after the empty read, before the watch exists
+            real_arm(key)
+
+        monkeypatch.setattr(wakeups, "_arm", write_then_arm)
+        assert hub.poll() == []  # the empty read; the write lands inside the re-arm
+        assert landed == [2]
+        hub.sleep(60)  # returns at once: the hub knows there is more (the guard is 60 s)
+        assert [e["seq"] for _, e in hub.poll()] == [2]

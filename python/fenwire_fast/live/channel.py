@@ -41,15 +41,6 @@ _RUN = itemgetter("run")
 _TYPE = itemgetter("type")
 
 
-def _plain(items: list[Any], run: str) -> bool:
-    """``items`` are messages of ``run`` (at least one), none of a type the channel mirrors."""
-    try:
-        runs = set(map(_RUN, items))
-        return len(runs) == 1 and run in runs and _MIRRORED.isdisjoint(set(map(_TYPE, items)))
-    except (TypeError, KeyError):  # a Rejection, or a message without a run
-        return False
-
-
 @dataclass
 class SentControl:
     """A control this channel sent; ``status`` / ``reason`` fill in when its ack arrives."""
@@ -197,6 +188,12 @@ class Channel:
             return False
         return self._final.reading or self._tailer.last_read >= self._tailer.max_bytes
 
+    @property
+    def hot(self) -> bool:
+        """Poll again soon: the last poll read some bytes of the event file (the child may still be
+        writing; :attr:`unfinished_read` is one case), or a final-text read is under way."""
+        return not self.stopped and (self._tailer.last_read > 0 or self._final.reading)
+
     def poll(self, *, woken: bool = False) -> tuple[list[dict[str, Any]], list[PollError]]:
         """Drain the next chunk of the event file; return its messages and errors, in order.
 
@@ -218,16 +215,14 @@ class Channel:
                 items, status = self._tailer.poll(woken=woken)
             except OSError as exc:
                 self._stop(f"cannot read the event file: {exc.strerror or exc}", errors)
-                return self._polled(messages, errors)
-            if status == "truncated":
-                self._stop("event file truncated", errors)
-                return self._polled(messages, errors)
-            self._take(items, messages, errors)
-        return self._polled(messages, errors)
-
-    def _polled(
-        self, messages: list[dict[str, Any]], errors: list[PollError]
-    ) -> tuple[list[dict[str, Any]], list[PollError]]:
+            else:
+                if status == "truncated":
+                    self._stop("event file truncated", errors)
+                elif items:
+                    if self.exit is None and self._plain(items):
+                        messages = items  # the whole read is delivered as it is
+                    else:
+                        self._take(items, messages, errors)
         if messages:
             self.events += len(messages)
             self.last_seq = messages[-1]["seq"]
@@ -235,15 +230,21 @@ class Channel:
             self.errors.extend(errors)
         return messages, errors
 
+    def _plain(self, items: list[Any]) -> bool:
+        """``items`` are all messages of this run, none of a type the channel mirrors: they can be
+        delivered as they are. One look at the whole batch at C speed (its runs and types)."""
+        try:
+            runs = set(map(_RUN, items))
+            return len(runs) == 1 and self.run in runs and _MIRRORED.isdisjoint(map(_TYPE, items))
+        except (TypeError, KeyError):  # a Rejection, or a message without a run
+            return False
+
     def _take(self, items: list[Any], messages: list[dict[str, Any]], errors: list[PollError]) -> None:
         """Mirror and deliver ``items`` in order, until the end, a fatal problem or a long read.
 
-        The first pass looks at the whole batch at C speed (its runs and types): a batch of this
-        run's own messages, none of which changes the mirrored state, is delivered as it is. Only
-        a batch with a rejection, another run's event or a mirrored type is walked event by event."""
-        if items and self.exit is None and _plain(items, self.run):
-            messages.extend(items)
-            return
+        :meth:`poll` looks at the whole batch first (:meth:`_plain`): a batch of this run's own
+        messages, none of which changes the mirrored state, is delivered as it is. Only a batch
+        with a rejection, another run's event or a mirrored type is walked here, event by event."""
         run = self.run
         for i, item in enumerate(items):
             if self.exit is not None:

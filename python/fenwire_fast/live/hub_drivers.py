@@ -5,9 +5,12 @@ Both drivers hand out fair rounds: :meth:`due` lists the children to poll now, e
 timers), starting one child further each round so that no child is always first.
 
 - :class:`KernelDriver` polls only the children the kernel woke (inotify: the event file grew; a
-  pidfd: the process ended), those whose last read was cut short, and those whose supervision timer
-  (deadline, kill backstop) is due. It sleeps in ``epoll_wait`` until one of these: an idle child
-  costs nothing, however many there are.
+  pidfd: the process ended), the **hot** ones (their last read brought bytes, so they are read
+  again next round without a watch; a read that comes back empty re-arms the watch, then the
+  file's size is checked once more, so a write between that read and the re-arm is not lost), and
+  those whose supervision timer (deadline, kill backstop) is due. It sleeps in ``epoll_wait`` until
+  one of these: an idle child costs nothing, however many there are, and a busy child costs a
+  read per round rather than an ``inotify_add_watch`` per read.
 - :class:`PollDriver` polls every unfinished child each round (a size check and a non-blocking
   ``waitpid`` for an idle one) and sleeps with a back-off between rounds that bring nothing.
 """
@@ -78,7 +81,8 @@ class PollDriver:
 
 
 class KernelDriver:
-    """The children the kernel woke, those with more to read, and those with a timer due."""
+    """The children the kernel woke, the hot ones (last read brought bytes), and those with a
+    timer due."""
 
     mode = KERNEL
 
@@ -151,15 +155,18 @@ class KernelDriver:
         return [(c, not ready[c], ready[c]) for c in _rotate(order, start)]
 
     def polled(self, child: LiveChild, reap: bool) -> None:
-        """After a poll: forget a finished child, keep one with more to read, re-arm timers."""
+        """After a poll: forget a finished child, keep a hot one (more to read, or its read
+        brought bytes) for the next round, re-arm the watch of one that caught up, re-arm timers."""
         if child.finished:
             self._wakeups.forget(child)
             child.on_timer = None
             return
         wakeups = self._wakeups
-        if child.channel.unfinished_read:
-            self._ready.setdefault(child, False)  # read on without waiting (its watch stays off)
-        elif not wakeups.armed(child) and wakeups.rearm(child) and child.channel.pending():
+        channel = child.channel
+        if channel.hot:
+            # hot: read it again next round without a watch (re-arming costs more than a read)
+            self._ready.setdefault(child, False)
+        elif not wakeups.armed(child) and wakeups.rearm(child) and channel.pending():
             self._ready.setdefault(child, False)  # written between the last read and the re-arm
         if reap:
             self._timer(child)
