@@ -19,7 +19,9 @@ share of one thread's is time spent handing the GIL over). The 1- and 2-thread r
 round by round. Each piece size of ``--thread-pieces`` (KiB, default ``64,1024``) gets a row pair
 for ``scan`` and one for ``scan_rejections`` (the same check without a record per line: it
 holds the GIL only briefly per call, so what it loses with two threads is the cost of taking
-the GIL back after each check, not of building records).
+the GIL back after each check, not of building records) and one for ``scan_rejections +
+bytes.split`` (the check, then one bytes per line under the GIL: ``scan``'s shape made of
+CPython's own objects, the yardstick for what two threads of that shape get on this machine).
 
 Times are the best of ``--rounds`` interleaved rounds, wall and CPU time (the machine is shared:
 medians move by 10-40 %).
@@ -43,6 +45,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -106,14 +109,34 @@ def timed(fn: Callable[[], object]) -> tuple[float, float]:
     return time.perf_counter() - w, time.process_time() - c
 
 
+def _check_then_split(receiver: Any) -> Callable[[bytes], list[bytes]]:
+    """The shape of ``scan`` made of CPython's own parts: the check with the GIL released
+    (``scan_rejections``), then one bytes per line under the GIL (``bytes.split``)."""
+    check = receiver.scan_rejections
+
+    def drain(piece: bytes) -> list[bytes]:
+        check(piece)
+        return piece.split(b"\n")
+
+    return drain
+
+
+#: What each thread drains its pieces with, given its own receiver.
+THREAD_DRAINS: dict[str, Callable[[Any], Callable[[bytes], list[Any]]]] = {
+    "scan": lambda r: r.scan,
+    "scan_rejections": lambda r: r.scan_rejections,
+    "scan_rejections + bytes.split": _check_then_split,
+}
+
+
 def threaded(pieces_per_thread: list[list[bytes]], method: str) -> tuple[float, float]:
-    """``(wall, cpu)`` seconds for each thread to drain its own pieces with its own receiver's
-    ``method``, all started together (CPU time of the whole process)."""
+    """``(wall, cpu)`` seconds for each thread to drain its own pieces with its own receiver and
+    ``THREAD_DRAINS[method]``, all started together (CPU time of the whole process)."""
     start = threading.Barrier(len(pieces_per_thread) + 1)
     counts = [0] * len(pieces_per_thread)
 
     def work(i: int) -> None:
-        drain = getattr(_native.Receiver("event"), method)
+        drain = THREAD_DRAINS[method](_native.Receiver("event"))
         start.wait()
         counts[i] = sum(len(drain(p)) for p in pieces_per_thread[i])
 
@@ -198,7 +221,7 @@ def main() -> None:
     print("| pieces | drain | threads | bytes | wall ms (best) | CPU ms (best) | GB/s | vs 1 thread |")
     print("|---:|---|---:|---:|---:|---:|---:|---:|")
     for kib in (int(k) for k in args.thread_pieces.split(",")):
-        for method in ("scan", "scan_rejections"):
+        for method in THREAD_DRAINS:
             thread_rows(mixed, kib, method, args.rounds)
 
 
