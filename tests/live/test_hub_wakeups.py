@@ -15,7 +15,6 @@ from collections import defaultdict
 from typing import Any
 
 import pytest
-from fenwire_fast import lines
 from fenwire_fast.live import hub as hub_module
 from fenwire_fast.live import limits
 from fenwire_fast.live.hub import Hub
@@ -45,6 +44,19 @@ def _append(child: LiveChild, data: bytes) -> None:
         f.write(data)
 
 
+def _spy_on_reads(monkeypatch: pytest.MonkeyPatch, children: list[LiveChild], reads: list[str]) -> None:
+    """Record the path of every read of the children's event files (all go through ``os.pread``)."""
+    by_fd = {c.channel._tailer._cursor._fd: c.event_path for c in children}
+    real_pread = os.pread
+
+    def pread(fd: int, count: int, offset: int) -> bytes:
+        if fd in by_fd:
+            reads.append(by_fd[fd])
+        return real_pread(fd, count, offset)
+
+    monkeypatch.setattr(os, "pread", pread)
+
+
 def _kernel_hub() -> Hub:
     hub = Hub(wakeups="kernel")
     assert hub.wakeups == "kernel"
@@ -68,8 +80,8 @@ def test_an_idle_child_is_never_touched(monkeypatch: pytest.MonkeyPatch) -> None
         stats: list[int] = []
         waits: list[int] = []
         fds = {c.channel._tailer._cursor._fd for c in children}
-        real_read, real_fstat, real_waitpid = lines._FileCursor.read, os.fstat, os.waitpid
-        monkeypatch.setattr(lines._FileCursor, "read", lambda cur, n: reads.append(cur.path) or real_read(cur, n))
+        real_fstat, real_waitpid = os.fstat, os.waitpid
+        _spy_on_reads(monkeypatch, children, reads)
         monkeypatch.setattr(os, "fstat", lambda fd: (stats.append(fd) if fd in fds else None) or real_fstat(fd))
         monkeypatch.setattr(os, "waitpid", lambda pid, opt: waits.append(pid) or real_waitpid(pid, opt))
         for _ in range(1000):
@@ -320,8 +332,8 @@ def test_a_hot_child_is_read_without_a_watch_until_a_read_comes_back_empty(monke
         wakeups = hub._driver._wakeups  # type: ignore[union-attr]
         reads: list[str] = []
         arms: list[LiveChild] = []
-        real_read, real_arm = lines._FileCursor.read, wakeups._arm
-        monkeypatch.setattr(lines._FileCursor, "read", lambda cur, n: reads.append(cur.path) or real_read(cur, n))
+        real_arm = wakeups._arm
+        _spy_on_reads(monkeypatch, [child], reads)
         monkeypatch.setattr(wakeups, "_arm", lambda key: arms.append(key) or real_arm(key))
         for seq in (1, 2, 3):
             _append(child, _line(seq, "h"))
@@ -361,3 +373,37 @@ def test_a_write_between_the_empty_read_and_the_re_arm_is_delivered(monkeypatch:
         assert landed == [2]
         hub.sleep(60)  # returns at once: the hub knows there is more (the guard is 60 s)
         assert [e["seq"] for _, e in hub.poll()] == [2]
+
+
+def test_a_plain_batch_is_not_walked_and_any_other_is_mirrored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hot child's read of only its own messages of no mirrored type (``Receiver.plain``) is
+    handed over as it is, with no Python per event; a read with a mirrored type, another run's
+    line or a rejection is walked event by event as before, with nothing lost or read twice."""
+    from fenwire_fast.live.channel import Channel
+
+    with _kernel_hub() as hub:
+        child = hub.spawn(None, command=SLEEPER, run="m")
+        _settle(hub)
+        walked: list[int] = []
+        real_take = Channel._take
+
+        def take(channel: Channel, items: list[Any], messages: list[Any], errors: list[Any]) -> None:
+            walked.append(len(items))
+            real_take(channel, items, messages, errors)
+
+        monkeypatch.setattr(Channel, "_take", take)
+        _append(child, _line(1, "m"))
+        assert [e["seq"] for _, e in hub.poll()] == [1]  # woken by the kernel
+        _append(child, _line(2, "m") + _line(3, "m"))
+        assert [e["seq"] for _, e in hub.poll()] == [2, 3]  # hot: read again without a watch
+        assert walked == [] and child.channel.status == "starting"
+        _append(child, _line(4, "m", "ready") + _line(5, "other") + b"junk\n" + _line(6, "m"))
+        assert [e["seq"] for _, e in hub.poll()] == [4, 6]
+        assert walked == [4]
+        channel = child.channel
+        assert channel.status == "ready" and channel.error == "event for foreign run other"
+        assert len(channel.errors) == 2 and channel.events == 5 and channel.last_seq == 6 and child.messages == 5
+        assert child.cancel_sent  # the foreign line is an error: the child is cancelled
+        _append(child, _line(7, "m"))
+        assert [e["seq"] for _, e in hub.poll()] == [7]  # after an error: the general poll
+        assert walked == [4] and channel.events == 6  # whose plain batch is not walked either

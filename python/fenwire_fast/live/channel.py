@@ -28,17 +28,14 @@ import errno
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from operator import itemgetter
 from typing import Any
 
-from .. import DRAIN_BYTE_BUDGET, Rejection, Sender, session
+from .. import DRAIN_BYTE_BUDGET, Receiver, Rejection, Sender, session
 from .final_text import DEFAULT_FINAL_TEXT_CAP, READ_STEP, FinalTextFollower
 
 __all__ = ["Channel", "SentControl", "PollError", "SendError", "DEFAULT_FINAL_TEXT_CAP"]
 
 _MIRRORED = frozenset({"ready", "control-ack", "turn-started", "turn-complete", "result", "exit"})
-_RUN = itemgetter("run")
-_TYPE = itemgetter("type")
 
 
 @dataclass
@@ -140,8 +137,15 @@ class Channel:
         protected = [self.control_path, self.event_path, *protected_paths]
         self._final = FinalTextFollower(directory, protected, final_text_cap, final_text_step)
         self._held: list[Any] = []
+        #: a read :meth:`poll_hot` made but did not deliver: :meth:`poll` delivers it
+        self._unread: tuple[list[Any], str] | None = None
+        #: nothing for :meth:`poll_hot` to leave to :meth:`poll`: not stopped, no exit, no error,
+        #: no final-text read, no read kept (set again at the end of each :meth:`poll`)
+        self._quiet = True
         self._sender = Sender("control", run)
-        self._tailer = Tailer(self.event_path, "event", max_bytes=max_bytes)
+        # the receiver checks each batch for this run's own messages of no mirrored type (plain)
+        self._receiver = Receiver("event", run=run)
+        self._tailer = Tailer(self.event_path, "event", max_bytes=max_bytes, receiver=self._receiver)
         self._tailer.pending()  # open the event file now, while only the parent can have made it
         self._fd: int | None = None
 
@@ -212,14 +216,17 @@ class Channel:
             self._take(held[1:], messages, errors)
         else:
             try:
-                items, status = self._tailer.poll(woken=woken)
+                if self._unread is not None:
+                    (items, status), self._unread = self._unread, None
+                else:
+                    items, status = self._tailer.poll(woken=woken)
             except OSError as exc:
                 self._stop(f"cannot read the event file: {exc.strerror or exc}", errors)
             else:
                 if status == "truncated":
                     self._stop("event file truncated", errors)
                 elif items:
-                    if self.exit is None and self._plain(items):
+                    if self.exit is None and self._receiver.plain:
                         messages = items  # the whole read is delivered as it is
                     else:
                         self._take(items, messages, errors)
@@ -228,21 +235,54 @@ class Channel:
             self.last_seq = messages[-1]["seq"]
         if errors:
             self.errors.extend(errors)
+        self._quiet = not (self.stopped or self.exit is not None or self.error is not None or self._final.reading)
         return messages, errors
 
-    def _plain(self, items: list[Any]) -> bool:
-        """``items`` are all messages of this run, none of a type the channel mirrors: they can be
-        delivered as they are. One look at the whole batch at C speed (its runs and types)."""
+    def poll_hot(self) -> list[dict[str, Any]] | None:
+        """:meth:`poll` for a caller that knows the file grew or was just read (a hub's hot
+        child), when nothing but plain messages comes: read at once, and when the read brings only
+        this run's own messages of no mirrored type (``Receiver.plain``, checked by the receiver;
+        or nothing at all), account for them and return them as they are.
+
+        ``None``: call :meth:`poll` instead, which then delivers whatever this call read (a read
+        that is not plain, a truncated file) or reads (a stopped channel, a final-text read under
+        way, an ``exit`` or an error seen). Nothing is lost or read twice either way."""
+        if not self._quiet:
+            return None
+        # Tailer.poll(woken=True) inlined (one Python call less per read of a hot child)
+        tailer = self._tailer
+        cursor = tailer._cursor
+        fd = cursor._fd
+        if fd is None:
+            return None  # not opened yet: poll opens it
         try:
-            runs = set(map(_RUN, items))
-            return len(runs) == 1 and self.run in runs and _MIRRORED.isdisjoint(map(_TYPE, items))
-        except (TypeError, KeyError):  # a Rejection, or a message without a run
-            return False
+            chunk = os.pread(fd, tailer.max_bytes, cursor.offset)
+        except OSError:
+            self._quiet = False
+            return None  # poll reads again and stops the channel with the reason
+        if not chunk:
+            tailer.last_read = 0
+            if cursor.idle_status() == "truncated":
+                self._unread = ([], "truncated")
+                self._quiet = False
+                return None
+            return []
+        cursor.offset += len(chunk)
+        tailer.last_read = len(chunk)
+        items = self._receiver.feed(chunk)
+        if self._receiver.plain:
+            if items:
+                self.events += len(items)
+                self.last_seq = items[-1]["seq"]
+            return items
+        self._unread = (items, "ok")
+        self._quiet = False
+        return None
 
     def _take(self, items: list[Any], messages: list[dict[str, Any]], errors: list[PollError]) -> None:
         """Mirror and deliver ``items`` in order, until the end, a fatal problem or a long read.
 
-        :meth:`poll` looks at the whole batch first (:meth:`_plain`): a batch of this run's own
+        :meth:`poll` asks the receiver first (``Receiver.plain``): a batch of this run's own
         messages, none of which changes the mirrored state, is delivered as it is. Only a batch
         with a rejection, another run's event or a mirrored type is walked here, event by event."""
         run = self.run

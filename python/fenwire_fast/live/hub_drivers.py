@@ -23,6 +23,7 @@ import itertools
 import time
 from bisect import bisect_left
 from collections.abc import Iterable
+from operator import not_
 
 from .backoff import Backoff
 from .spawn import LiveChild
@@ -63,6 +64,11 @@ class PollDriver:
 
     def polled(self, child: LiveChild, reap: bool) -> None:
         """A child was polled (nothing to note: every child is polled every round)."""
+
+    @property
+    def again(self) -> dict[LiveChild, bool]:
+        """Children to poll next round besides the usual (none: every child is polled anyway)."""
+        return {}
 
     def progress(self) -> None:
         """A round brought something: the next sleep is short again."""
@@ -139,20 +145,30 @@ class KernelDriver:
     def due(self) -> list[Due]:
         """The ready children, in hub order, starting one further than last round."""
         self._collect(0)
-        ready = self._ready
-        if not ready:
+        if not self._ready:
             return []
-        self._ready = {}
+        ready = self._ready.copy()
+        self._ready.clear()  # the same dict stays: see `again`
         index = self._index
         if len(ready) == 1:
             child, reap = next(iter(ready.items()))
             self._next = index[child] + 1
             return [(child, not reap, reap)]
         order = sorted(ready, key=index.__getitem__)
-        start = bisect_left([index[c] for c in order], self._next % self._count)
+        start = bisect_left(list(map(index.__getitem__, order)), self._next % self._count)
         start %= len(order)
         self._next = index[order[start]] + 1
-        return [(c, not ready[c], ready[c]) for c in _rotate(order, start)]
+        order = _rotate(order, start)
+        reaps = list(map(ready.__getitem__, order))
+        return list(zip(order, map(not_, reaps), reaps, strict=True))  # at C speed: no bytecode per child
+
+    @property
+    def again(self) -> dict[LiveChild, bool]:
+        """The children to poll next round so far (``child -> reap``): a caller that polled a
+        child itself and knows it is hot (its read brought bytes) and has no timer to re-arm may
+        put it here with ``reap=False`` (``setdefault``, so a ``True`` stays) instead of calling
+        :meth:`polled`. The same dict for the driver's whole life."""
+        return self._ready
 
     def polled(self, child: LiveChild, reap: bool) -> None:
         """After a poll: forget a finished child, keep a hot one (more to read, or its read
