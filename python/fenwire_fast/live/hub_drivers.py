@@ -6,8 +6,9 @@ timers), starting one child further each round so that no child is always first.
 
 - :class:`KernelDriver` polls only the children the kernel woke (inotify: the event file grew; a
   pidfd: the process ended), the **hot** ones (their last read brought bytes, so they are read
-  again next round without a watch; a read that comes back empty re-arms the watch, then the
-  file's size is checked once more, so a write between that read and the re-arm is not lost), and
+  again next round without a watch; a first read that comes back empty keeps the child for one
+  more read, and a second one in a row re-arms the watch, then the file's size is checked once
+  more, so a write between that read and the re-arm is not lost), and
   those whose supervision timer (deadline, kill backstop) is due. It sleeps in ``epoll_wait`` until
   one of these: an idle child costs nothing, however many there are, and a busy child costs a
   read per round rather than an ``inotify_add_watch`` per read.
@@ -100,6 +101,8 @@ class KernelDriver:
         self._order = itertools.count()
         self._next = 0
         self._count = 0  # one past the highest hub index
+        self._rounds = 0  # rounds handed out
+        self._cooled: dict[LiveChild, int] = {}  # child -> the round of its last empty read
 
     def add(self, child: LiveChild, index: int) -> None:
         """Watch the child's event file and process. Raises ``OSError`` when the kernel refuses."""
@@ -147,6 +150,7 @@ class KernelDriver:
         self._collect(0)
         if not self._ready:
             return []
+        self._rounds += 1
         ready = self._ready.copy()
         self._ready.clear()  # the same dict stays: see `again`
         index = self._index
@@ -175,12 +179,18 @@ class KernelDriver:
         brought bytes) for the next round, re-arm the watch of one that caught up, re-arm timers."""
         if child.finished:
             self._wakeups.forget(child)
+            self._cooled.pop(child, None)
             child.on_timer = None
             return
         wakeups = self._wakeups
         channel = child.channel
         if channel.hot:
             # hot: read it again next round without a watch (re-arming costs more than a read)
+            self._ready.setdefault(child, False)
+        elif not wakeups.armed(child) and self._cooled.pop(child, -1) != self._rounds - 1:
+            # the first empty read after bytes: one more read next round before the watch (a
+            # busy child has usually written again by then, and a read costs less than a re-arm)
+            self._cooled[child] = self._rounds
             self._ready.setdefault(child, False)
         elif not wakeups.armed(child) and wakeups.rearm(child) and channel.pending():
             self._ready.setdefault(child, False)  # written between the last read and the re-arm
