@@ -28,10 +28,13 @@ import errno
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import DRAIN_BYTE_BUDGET, Receiver, Rejection, Sender, session
 from .final_text import DEFAULT_FINAL_TEXT_CAP, READ_STEP, FinalTextFollower
+
+if TYPE_CHECKING:
+    from ..lines import Tailer
 
 __all__ = ["Channel", "SentControl", "PollError", "SendError", "DEFAULT_FINAL_TEXT_CAP"]
 
@@ -92,7 +95,76 @@ def _next_status(status: str, msg: dict[str, Any], unacked: dict[int, SentContro
     return status
 
 
-class Channel:
+class _ChannelState:
+    """What a :class:`Channel` tells about its run and its file, read from its state (a base of
+    :class:`Channel`, which sets these attributes)."""
+
+    stopped: bool
+    status: str
+    exit: dict[str, Any] | None
+    unacked: dict[int, SentControl]
+    controls: dict[int, SentControl]
+    _final: FinalTextFollower
+    _tailer: Tailer
+
+    def pending(self) -> bool:
+        """True when there is more to do: unread bytes in the event file (a size check, no read), or
+        a final-text read under way. Always false once the channel has stopped."""
+        if self.stopped:
+            return False
+        return self._final.reading or self._tailer.pending()
+
+    @property
+    def unfinished_read(self) -> bool:
+        """The last poll stopped short: it read a whole ``max_bytes`` chunk (more may wait), or a
+        final-text read is under way. A caller woken by the kernel polls again without waiting."""
+        if self.stopped:
+            return False
+        return self._final.reading or self._tailer.last_read >= self._tailer.max_bytes
+
+    @property
+    def hot(self) -> bool:
+        """Poll again soon: the last poll read some bytes of the event file (the child may still be
+        writing; :attr:`unfinished_read` is one case), or a final-text read is under way."""
+        return not self.stopped and (self._tailer.last_read > 0 or self._final.reading)
+
+    @property
+    def final_text(self) -> str | None:
+        """The run's whole final answer, once a ``result`` has brought it (``None`` before)."""
+        return self._final.text
+
+    @property
+    def final_text_note(self) -> str | None:
+        """Why :attr:`final_text` is cut short, when it is (in words; ``None`` otherwise)."""
+        return self._final.note
+
+    @property
+    def idle(self) -> bool:
+        """The run is ``ready`` and every control sent has been acknowledged."""
+        return self.status == "ready" and not self.unacked
+
+    @property
+    def done(self) -> bool:
+        """An ``exit`` line has arrived."""
+        return self.exit is not None
+
+    @property
+    def rejected(self) -> list[SentControl]:
+        """Controls the child answered with ``rejected``."""
+        return [c for c in self.controls.values() if c.status == "rejected"]
+
+    @property
+    def event_fd(self) -> int | None:
+        """The descriptor the event file is read through (``None`` until the file exists)."""
+        return self._tailer.fileno()
+
+    @property
+    def offset(self) -> int:
+        """Bytes of the event file read so far."""
+        return self._tailer.offset
+
+
+class Channel(_ChannelState):
     """A parent's view of one run over its control and event files.
 
     ``send`` appends controls; ``poll`` drains events (at most ``max_bytes`` per call) and returns
@@ -176,27 +248,6 @@ class Channel:
         return seq
 
     # -- polling --------------------------------------------------------------------------------
-
-    def pending(self) -> bool:
-        """True when there is more to do: unread bytes in the event file (a size check, no read), or
-        a final-text read under way. Always false once the channel has stopped."""
-        if self.stopped:
-            return False
-        return self._final.reading or self._tailer.pending()
-
-    @property
-    def unfinished_read(self) -> bool:
-        """The last poll stopped short: it read a whole ``max_bytes`` chunk (more may wait), or a
-        final-text read is under way. A caller woken by the kernel polls again without waiting."""
-        if self.stopped:
-            return False
-        return self._final.reading or self._tailer.last_read >= self._tailer.max_bytes
-
-    @property
-    def hot(self) -> bool:
-        """Poll again soon: the last poll read some bytes of the event file (the child may still be
-        writing; :attr:`unfinished_read` is one case), or a final-text read is under way."""
-        return not self.stopped and (self._tailer.last_read > 0 or self._final.reading)
 
     def poll(self, *, woken: bool = False) -> tuple[list[dict[str, Any]], list[PollError]]:
         """Drain the next chunk of the event file; return its messages and errors, in order.
@@ -330,43 +381,6 @@ class Channel:
             self.status = msg["status"]
         else:
             self.status = _next_status(self.status, msg, self.unacked)
-
-    # -- state ----------------------------------------------------------------------------------
-
-    @property
-    def final_text(self) -> str | None:
-        """The run's whole final answer, once a ``result`` has brought it (``None`` before)."""
-        return self._final.text
-
-    @property
-    def final_text_note(self) -> str | None:
-        """Why :attr:`final_text` is cut short, when it is (in words; ``None`` otherwise)."""
-        return self._final.note
-
-    @property
-    def idle(self) -> bool:
-        """The run is ``ready`` and every control sent has been acknowledged."""
-        return self.status == "ready" and not self.unacked
-
-    @property
-    def done(self) -> bool:
-        """An ``exit`` line has arrived."""
-        return self.exit is not None
-
-    @property
-    def rejected(self) -> list[SentControl]:
-        """Controls the child answered with ``rejected``."""
-        return [c for c in self.controls.values() if c.status == "rejected"]
-
-    @property
-    def event_fd(self) -> int | None:
-        """The descriptor the event file is read through (``None`` until the file exists)."""
-        return self._tailer.fileno()
-
-    @property
-    def offset(self) -> int:
-        """Bytes of the event file read so far."""
-        return self._tailer.offset
 
     def close(self) -> None:
         """Close the file handles (a final-text read under way is abandoned)."""
