@@ -5,7 +5,7 @@ Feeds both backends the same random, mutated and adversarial inputs and compares
 every result, type for type: decoded messages (key order, int vs float vs bool, the sign of
 -0.0), rejections (code, reason, fatal, seq, type, run, errors), `validate` and `encode` of
 Python dicts, `Sender.next`, the receiver's `seq` after every line, `Receiver.feed` and `Framer`
-over random splits of a stream (output and `buffered` after every piece), `Receiver.scan` (the
+over random splits of a stream (output, `buffered` and `plain` after every piece), `Receiver.scan` (the
 backends against each other, and each against its own `feed` line for line, with `feed` and
 `scan` calls alternating on one receiver), and the text primitives. Exits 1 on the first difference(s), printing a reproducer.
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import math
 import random
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -644,7 +645,10 @@ def check_feed(rng: random.Random) -> None:
     data = random_stream(rng)
     pieces = splits(rng, data)
     direction = rng.choice(["event", "control"])
-    ra, rb = pure.Receiver(direction), rust.Receiver(direction)
+    # the run a plain batch must belong to: none, one the stream names (mostly), or another
+    named = re.findall(rb'"run":\s*"([^"\\]*)"', data)
+    run = rng.choice([None, "other", *[n.decode("utf-8", "replace") for n in named[:3]] * 2])
+    ra, rb = pure.Receiver(direction, run=run), rust.Receiver(direction, run=run)
     for i, piece in enumerate(pieces):
         kind = rng.choice([bytes, bytes, bytes, bytearray, memoryview])
         arg = kind(piece)
@@ -652,11 +656,12 @@ def check_feed(rng: random.Random) -> None:
         b = outcome(lambda: rb.feed(arg))
 
         def repro(i: int = i) -> str:
-            return f"Receiver({direction!r}).feed over pieces {[p[:200] for p in pieces[: i + 1]]!r:.900}"
+            return f"Receiver({direction!r}, run={run!r}).feed over pieces {[p[:200] for p in pieces[: i + 1]]!r:.900}"
 
         check("Receiver.feed", repro, a, b, wire=True)
         check("Receiver.seq", repro, ra.seq, rb.seq)
         check("Receiver.buffered", repro, ra.buffered, rb.buffered)
+        check("Receiver.plain", repro, ra.plain, rb.plain)
     cap = rng.choice([1, 2, 5, 64, 65536, None])
     fa = pure.Framer() if cap is None else pure.Framer(cap)
     fb = rust.Framer() if cap is None else rust.Framer(cap)

@@ -41,6 +41,7 @@ CALLS: list[tuple[str, Callable[[ModuleType], Any]]] = [
     ("Framer zero cap", lambda m: m.Framer(0)),
     ("Receiver list direction", lambda m: m.Receiver([])),
     ("Receiver typo direction", lambda m: m.Receiver("events")),
+    ("Receiver int run", lambda m: m.Receiver("event", run=1)),
     ("Sender None direction", lambda m: m.Sender(None, "r")),
     ("utf8_prefix __index__ past 64 bits", lambda m: m.utf8_prefix("abc", _Index(2**70))),
     ("truncate_line __index__ past 64 bits", lambda m: m.truncate_line("abc", _Index(2**70))),

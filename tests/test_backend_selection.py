@@ -124,7 +124,7 @@ def test_function_signatures_match(backend: ModuleType, pure: ModuleType, name: 
 CLASS_SIGNATURES = {
     ("Sender", None): [("direction", inspect.Parameter.empty), ("run", inspect.Parameter.empty)],
     ("Sender", "next"): [("type", inspect.Parameter.empty), ("payload", None)],
-    ("Receiver", None): [("direction", inspect.Parameter.empty)],
+    ("Receiver", None): [("direction", inspect.Parameter.empty), ("run", None)],
     ("Receiver", "receive"): [("line", inspect.Parameter.empty)],
     ("Receiver", "feed"): [("data", inspect.Parameter.empty)],
     ("Framer", None): [("max_line_bytes", 65536)],

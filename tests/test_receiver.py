@@ -440,3 +440,83 @@ class TestFeed:
             "Rejection", "dict", "Rejection", "dict", "Rejection", "dict", "Rejection",
             "Rejection", "dict", "Rejection", "dict", "Rejection", "Rejection", "dict", "Rejection", "dict",
         ]  # fmt: skip
+
+
+def event(seq: int, type_: str = "info", run: str = "r", **fields: object) -> bytes:
+    import json
+
+    body = {"v": 1, "seq": seq, "type": type_, "run": run, **fields}
+    if type_ == "info" and "message" not in body:
+        body["message"] = "m"
+    return json.dumps(body).encode() + b"\n"
+
+
+class TestPlain:
+    """``Receiver.plain``: the last ``feed`` brought only messages of ``run``, none of a lifecycle type."""
+
+    def test_run_keyword_and_attribute(self, backend: ModuleType) -> None:
+        rx = backend.Receiver("event", run="r")
+        assert rx.run == "r" and rx.plain is False
+        rx.run = None
+        assert rx.run is None
+        assert backend.Receiver("event").run is None
+        with pytest.raises(TypeError, match="run must be a str or None"):
+            rx.run = 3  # type: ignore[assignment]
+        with pytest.raises(TypeError, match="run must be a str or None"):
+            backend.Receiver("event", run=b"r")
+
+    def test_a_batch_of_this_runs_deltas_is_plain(self, backend: ModuleType) -> None:
+        rx = backend.Receiver("event", run="r")
+        out = rx.feed(event(1) + event(2, "assistant-text-delta", delta="d") + event(3))
+        assert len(out) == 3 and rx.plain is True
+        assert rx.feed(b"") == [] and rx.plain is True  # nothing: plain
+        assert rx.feed(b'{"v":1,') == [] and rx.plain is True  # an unterminated tail: nothing yet
+
+    @pytest.mark.parametrize("type_", ["ready", "control-ack", "turn-started", "turn-complete", "result", "exit"])
+    def test_a_lifecycle_type_is_not_plain(self, backend: ModuleType, type_: str) -> None:
+        from fenwire_fast import LIFECYCLE_EVENT_TYPES, Sender
+
+        assert type_ in LIFECYCLE_EVENT_TYPES
+        payload = {
+            "ready": {},
+            "control-ack": {"ref": 1, "status": "accepted"},
+            "turn-started": {"turn": 1},
+            "turn-complete": {"turn": 1, "stop-reason": "aborted"},
+            "result": {"stop-reason": "none"},
+            "exit": {"status": "done"},
+        }[type_]
+        line, rej = Sender("event", "r").next(type_, payload)
+        assert rej is None and line is not None
+        rx = backend.Receiver("event", run="r")
+        out = rx.feed(event(1) + line.replace(b'"seq":1', b'"seq":2') + b"\n")
+        assert len(out) == 2 and type(out[1]) is dict and out[1]["type"] == type_
+        assert rx.plain is False
+        assert rx.feed(event(3)) and rx.plain is True  # the next batch is judged on its own
+
+    def test_another_run_or_a_rejection_is_not_plain(self, backend: ModuleType) -> None:
+        rx = backend.Receiver("event", run="r")
+        rx.feed(event(1) + event(2, run="other"))
+        assert rx.plain is False
+        rx.feed(event(3) + b"not json\n")
+        assert rx.plain is False
+        rx.feed(event(3))  # out of order
+        assert rx.plain is False
+        rx.run = "other"
+        rx.feed(event(4, run="other"))
+        assert rx.plain is True
+        rx.run = None  # any run
+        rx.feed(event(5, run="x") + event(6, run="y"))
+        assert rx.plain is True
+
+    def test_receive_and_scan_clear_it(self, backend: ModuleType) -> None:
+        rx = backend.Receiver("event", run="r")
+        rx.feed(event(1))
+        assert rx.plain is True
+        rx.receive(event(2).rstrip(b"\n"))
+        assert rx.plain is False
+        rx.feed(event(3))
+        rx.scan(event(4))
+        assert rx.plain is False
+        rx.feed(event(5))
+        rx.scan_rejections(event(6))
+        assert rx.plain is False

@@ -88,9 +88,21 @@ class Receiver:
 
     direction: Any
     seq: int
-    def __new__(cls, direction: Any) -> Self: ...
+    def __new__(cls, direction: Any, *, run: str | None = None) -> Self: ...
     @property
     def buffered(self) -> int: ...
+    @property
+    def run(self) -> str | None:
+        """The run a plain batch belongs to (``None``: any run); see :attr:`plain`."""
+    @run.setter
+    def run(self, run: str | None) -> None: ...
+    @property
+    def plain(self) -> bool:
+        """The last :meth:`feed` returned only messages (no rejection) of :attr:`run`, none of a
+        type that changes a run's mirrored state (``ready``, ``control-ack``, ``turn-started``,
+        ``turn-complete``, ``result``, ``exit``); true for an empty result. False before the first
+        :meth:`feed` and after :meth:`receive`, :meth:`scan` or :meth:`scan_rejections`.
+        """
     def receive(self, line: object) -> tuple[dict[str, Any] | None, Rejection | None]:
         """Decode one line and check its ``seq``. Returns ``(msg, None)`` or ``(None, rejection)``.
 

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from ._schema import CONTROL_SCHEMAS, ENUMS, EVENT_SCHEMAS, Schema
-from ._types import MAX_LINE_BYTES, MAX_SAFE_INTEGER, VERSION, Rejection, Scanned
+from ._types import LIFECYCLE_EVENT_TYPES, MAX_LINE_BYTES, MAX_SAFE_INTEGER, VERSION, Rejection, Scanned
 
 __all__ = [
     "IMPLEMENTATION",
@@ -584,12 +584,33 @@ class Framer:
 class Receiver:
     """Decodes incoming lines and enforces strictly increasing ``seq`` (a line that does not increase it is ``out-of-order``)."""
 
-    __slots__ = ("direction", "seq", "_framer")
+    __slots__ = ("direction", "seq", "_framer", "_run", "_plain")
 
-    def __init__(self, direction: str) -> None:
+    def __init__(self, direction: str, *, run: str | None = None) -> None:
         self.direction = _checked_direction(direction)
         self.seq = 0
         self._framer = Framer()
+        self._plain = False
+        self.run = run
+
+    @property
+    def run(self) -> str | None:
+        """The run a plain batch belongs to (``None``: any run); see :attr:`plain`."""
+        return self._run
+
+    @run.setter
+    def run(self, run: str | None) -> None:
+        if run is not None and not isinstance(run, str):
+            raise TypeError("run must be a str or None")
+        self._run = run
+
+    @property
+    def plain(self) -> bool:
+        """The last :meth:`feed` returned only messages (no rejection) of :attr:`run`, none of a
+        type that changes a run's mirrored state (``ready``, ``control-ack``, ``turn-started``,
+        ``turn-complete``, ``result``, ``exit``); true for an empty result. False before the first
+        :meth:`feed` and after :meth:`receive`, :meth:`scan` or :meth:`scan_rejections`."""
+        return self._plain
 
     @property
     def buffered(self) -> int:
@@ -603,6 +624,10 @@ class Receiver:
         increase gives ``out-of-order`` (with no ``seq``); otherwise a usable ``seq`` is consumed,
         even when the line is rejected.
         """
+        self._plain = False
+        return self._receive(line)
+
+    def _receive(self, line: object) -> Result:
         msg, rejection = decode(line, self.direction)
         if rejection is None:
             seq = msg["seq"]
@@ -628,7 +653,9 @@ class Receiver:
     def feed(self, data: bytes) -> list[Any]:
         """Frame ``data``, receive every complete non-empty line, and return the messages and
         rejections in order. An unterminated tail waits for the next call."""
-        return self._drain(data, False)
+        out = self._drain(data, False)
+        self._plain = _plain_batch(out, self._run)
+        return out
 
     def scan(self, data: bytes) -> list[Any]:
         """:meth:`feed` without dicts: the same framing, checks, seq rules and rejections, but each
@@ -648,9 +675,10 @@ class Receiver:
         return [(i, r) for i, r in enumerate(self._drain(data, True)) if type(r) is Rejection]
 
     def _drain(self, data: bytes, scanned: bool) -> list[Any]:
+        self._plain = False
         out: list[Any] = []
         append = out.append
-        receive = self.receive
+        receive = self._receive
         checkers = _DIRECTION_TABLES[self.direction][0] if self.direction in _DIRECTION_TABLES else {}
         loads = _loads
         for line in self._framer.feed(data):
@@ -685,6 +713,21 @@ class Receiver:
             else:
                 append(Scanned(msg["type"], self.seq, line) if scanned else msg)
         return out
+
+
+_RUN = operator.itemgetter("run")
+_TYPE = operator.itemgetter("type")
+
+
+def _plain_batch(items: list[Any], run: str | None) -> bool:
+    """Every item a message (no rejection) of ``run`` (any when ``None``), none of a lifecycle
+    type: one look at the whole batch at C speed (its runs and types)."""
+    try:
+        runs = set(map(_RUN, items))
+        types = set(map(_TYPE, items))
+    except TypeError:  # a Rejection is not subscriptable
+        return False
+    return LIFECYCLE_EVENT_TYPES.isdisjoint(types) and (run is None or not runs or runs == {run})
 
 
 # ---------------------------------------------------------------------------------------------

@@ -15,7 +15,6 @@ from collections import defaultdict
 from typing import Any
 
 import pytest
-from fenwire_fast import lines
 from fenwire_fast.live import hub as hub_module
 from fenwire_fast.live import limits
 from fenwire_fast.live.hub import Hub
@@ -45,6 +44,19 @@ def _append(child: LiveChild, data: bytes) -> None:
         f.write(data)
 
 
+def _spy_on_reads(monkeypatch: pytest.MonkeyPatch, children: list[LiveChild], reads: list[str]) -> None:
+    """Record the path of every read of the children's event files (all go through ``os.pread``)."""
+    by_fd = {c.channel._tailer._cursor._fd: c.event_path for c in children}
+    real_pread = os.pread
+
+    def pread(fd: int, count: int, offset: int) -> bytes:
+        if fd in by_fd:
+            reads.append(by_fd[fd])
+        return real_pread(fd, count, offset)
+
+    monkeypatch.setattr(os, "pread", pread)
+
+
 def _kernel_hub() -> Hub:
     hub = Hub(wakeups="kernel")
     assert hub.wakeups == "kernel"
@@ -52,9 +64,10 @@ def _kernel_hub() -> Hub:
 
 
 def _settle(hub: Hub) -> None:
-    """Rounds until nothing is left to do (the first round after spawning looks at every child)."""
+    """Rounds until nothing is left to do (the first round after spawning looks at every child; a
+    child whose read comes back empty is read once more before its watch is re-armed)."""
     for _ in range(100):
-        if not hub.poll():
+        if not hub.poll() and not hub._driver.again:
             return
     raise AssertionError("the hub never settled")
 
@@ -68,8 +81,8 @@ def test_an_idle_child_is_never_touched(monkeypatch: pytest.MonkeyPatch) -> None
         stats: list[int] = []
         waits: list[int] = []
         fds = {c.channel._tailer._cursor._fd for c in children}
-        real_read, real_fstat, real_waitpid = lines._FileCursor.read, os.fstat, os.waitpid
-        monkeypatch.setattr(lines._FileCursor, "read", lambda cur, n: reads.append(cur.path) or real_read(cur, n))
+        real_fstat, real_waitpid = os.fstat, os.waitpid
+        _spy_on_reads(monkeypatch, children, reads)
         monkeypatch.setattr(os, "fstat", lambda fd: (stats.append(fd) if fd in fds else None) or real_fstat(fd))
         monkeypatch.setattr(os, "waitpid", lambda pid, opt: waits.append(pid) or real_waitpid(pid, opt))
         for _ in range(1000):
@@ -285,7 +298,7 @@ def test_a_removed_event_file_still_wakes_the_hub() -> None:
             os.unlink(child.event_path)
             os.write(fd, _line(1, "gone"))
             assert [e["seq"] for _, e in hub.poll()] == [1]
-            assert hub.poll() == []  # the hot child's empty read re-arms its watch
+            assert hub.poll() == [] and hub.poll() == []  # two empty reads in a row re-arm its watch
             os.write(fd, _line(2, "gone"))  # the one-shot watch was re-armed on the same file
             assert [e["seq"] for _, e in hub.poll()] == [2]
         finally:
@@ -305,36 +318,42 @@ def test_a_watch_that_cannot_be_re_armed_falls_back_to_polling(monkeypatch: pyte
         monkeypatch.setattr(wakeups, "_arm", refuse)
         _append(child, _line(1, "p"))
         assert [e["seq"] for _, e in hub.poll()] == [1]
-        assert hub.poll() == []  # the hot child's empty read: the re-arm is refused
+        assert hub.poll() == [] and hub.poll() == []  # the second empty read: the re-arm is refused
         _append(child, _line(2, "p"))  # no watch any more: the next round polls every child
         assert [e["seq"] for _, e in hub.poll()] == [2]
         assert hub.wakeups == "poll" and "No space left on device" in hub.wakeups_reason
 
 
-def test_a_hot_child_is_read_without_a_watch_until_a_read_comes_back_empty(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A child whose read brought bytes is read again next round with no watch; the empty read
-    re-arms the watch, and from then on the child is not touched until it writes."""
+def test_a_hot_child_is_read_without_a_watch_until_two_reads_come_back_empty(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child whose read brought bytes is read again next round with no watch, and once more after
+    a first empty read; two empty reads in a row re-arm the watch, and from then on the child is
+    not touched until it writes."""
     with _kernel_hub() as hub:
         child = hub.spawn(None, command=SLEEPER, run="h")
         _settle(hub)
         wakeups = hub._driver._wakeups  # type: ignore[union-attr]
         reads: list[str] = []
         arms: list[LiveChild] = []
-        real_read, real_arm = lines._FileCursor.read, wakeups._arm
-        monkeypatch.setattr(lines._FileCursor, "read", lambda cur, n: reads.append(cur.path) or real_read(cur, n))
+        real_arm = wakeups._arm
+        _spy_on_reads(monkeypatch, [child], reads)
         monkeypatch.setattr(wakeups, "_arm", lambda key: arms.append(key) or real_arm(key))
         for seq in (1, 2, 3):
             _append(child, _line(seq, "h"))
             assert [e["seq"] for _, e in hub.poll()] == [seq]
         assert len(reads) == 3 and arms == []  # one watch fired; the next two reads needed none
         assert not wakeups.armed(child)
-        assert hub.poll() == []  # the empty read: now the watch is re-armed
-        assert len(reads) == 4 and arms == [child] and wakeups.armed(child)
+        assert hub.poll() == []  # the first empty read: read once more next round, still no watch
+        assert len(reads) == 4 and arms == [] and not wakeups.armed(child)
+        _append(child, _line(4, "h"))  # written again by then: read without any watch
+        assert [e["seq"] for _, e in hub.poll()] == [4]
+        assert len(reads) == 5 and arms == []
+        assert hub.poll() == [] and hub.poll() == []  # two empty reads in a row: the watch is re-armed
+        assert len(reads) == 7 and arms == [child] and wakeups.armed(child)
         for _ in range(100):
             assert hub.poll() == []
-        assert len(reads) == 4  # cold: not read again until it writes
-        _append(child, _line(4, "h"))
-        assert [e["seq"] for _, e in hub.poll()] == [4]
+        assert len(reads) == 7  # cold: not read again until it writes
+        _append(child, _line(5, "h"))
+        assert [e["seq"] for _, e in hub.poll()] == [5]
 
 
 def test_a_write_between_the_empty_read_and_the_re_arm_is_delivered(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -357,7 +376,42 @@ def test_a_write_between_the_empty_read_and_the_re_arm_is_delivered(monkeypatch:
             real_arm(key)
 
         monkeypatch.setattr(wakeups, "_arm", write_then_arm)
-        assert hub.poll() == []  # the empty read; the write lands inside the re-arm
+        assert hub.poll() == [] and landed == []  # the first empty read: no re-arm yet
+        assert hub.poll() == []  # the second empty read; the write lands inside the re-arm
         assert landed == [2]
         hub.sleep(60)  # returns at once: the hub knows there is more (the guard is 60 s)
         assert [e["seq"] for _, e in hub.poll()] == [2]
+
+
+def test_a_plain_batch_is_not_walked_and_any_other_is_mirrored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hot child's read of only its own messages of no mirrored type (``Receiver.plain``) is
+    handed over as it is, with no Python per event; a read with a mirrored type, another run's
+    line or a rejection is walked event by event as before, with nothing lost or read twice."""
+    from fenwire_fast.live.channel import Channel
+
+    with _kernel_hub() as hub:
+        child = hub.spawn(None, command=SLEEPER, run="m")
+        _settle(hub)
+        walked: list[int] = []
+        real_take = Channel._take
+
+        def take(channel: Channel, items: list[Any], messages: list[Any], errors: list[Any]) -> None:
+            walked.append(len(items))
+            real_take(channel, items, messages, errors)
+
+        monkeypatch.setattr(Channel, "_take", take)
+        _append(child, _line(1, "m"))
+        assert [e["seq"] for _, e in hub.poll()] == [1]  # woken by the kernel
+        _append(child, _line(2, "m") + _line(3, "m"))
+        assert [e["seq"] for _, e in hub.poll()] == [2, 3]  # hot: read again without a watch
+        assert walked == [] and child.channel.status == "starting"
+        _append(child, _line(4, "m", "ready") + _line(5, "other") + b"junk\n" + _line(6, "m"))
+        assert [e["seq"] for _, e in hub.poll()] == [4, 6]
+        assert walked == [4]
+        channel = child.channel
+        assert channel.status == "ready" and channel.error == "event for foreign run other"
+        assert len(channel.errors) == 2 and channel.events == 5 and channel.last_seq == 6 and child.messages == 5
+        assert child.cancel_sent  # the foreign line is an error: the child is cancelled
+        _append(child, _line(7, "m"))
+        assert [e["seq"] for _, e in hub.poll()] == [7]  # after an error: the general poll
+        assert walked == [4] and channel.events == 6  # whose plain batch is not walked either

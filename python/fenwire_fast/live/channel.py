@@ -28,17 +28,17 @@ import errno
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from operator import itemgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .. import DRAIN_BYTE_BUDGET, Rejection, Sender, session
+from .. import DRAIN_BYTE_BUDGET, Receiver, Rejection, Sender, session
 from .final_text import DEFAULT_FINAL_TEXT_CAP, READ_STEP, FinalTextFollower
+
+if TYPE_CHECKING:
+    from ..lines import Tailer
 
 __all__ = ["Channel", "SentControl", "PollError", "SendError", "DEFAULT_FINAL_TEXT_CAP"]
 
 _MIRRORED = frozenset({"ready", "control-ack", "turn-started", "turn-complete", "result", "exit"})
-_RUN = itemgetter("run")
-_TYPE = itemgetter("type")
 
 
 @dataclass
@@ -95,7 +95,76 @@ def _next_status(status: str, msg: dict[str, Any], unacked: dict[int, SentContro
     return status
 
 
-class Channel:
+class _ChannelState:
+    """What a :class:`Channel` tells about its run and its file, read from its state (a base of
+    :class:`Channel`, which sets these attributes)."""
+
+    stopped: bool
+    status: str
+    exit: dict[str, Any] | None
+    unacked: dict[int, SentControl]
+    controls: dict[int, SentControl]
+    _final: FinalTextFollower
+    _tailer: Tailer
+
+    def pending(self) -> bool:
+        """True when there is more to do: unread bytes in the event file (a size check, no read), or
+        a final-text read under way. Always false once the channel has stopped."""
+        if self.stopped:
+            return False
+        return self._final.reading or self._tailer.pending()
+
+    @property
+    def unfinished_read(self) -> bool:
+        """The last poll stopped short: it read a whole ``max_bytes`` chunk (more may wait), or a
+        final-text read is under way. A caller woken by the kernel polls again without waiting."""
+        if self.stopped:
+            return False
+        return self._final.reading or self._tailer.last_read >= self._tailer.max_bytes
+
+    @property
+    def hot(self) -> bool:
+        """Poll again soon: the last poll read some bytes of the event file (the child may still be
+        writing; :attr:`unfinished_read` is one case), or a final-text read is under way."""
+        return not self.stopped and (self._tailer.last_read > 0 or self._final.reading)
+
+    @property
+    def final_text(self) -> str | None:
+        """The run's whole final answer, once a ``result`` has brought it (``None`` before)."""
+        return self._final.text
+
+    @property
+    def final_text_note(self) -> str | None:
+        """Why :attr:`final_text` is cut short, when it is (in words; ``None`` otherwise)."""
+        return self._final.note
+
+    @property
+    def idle(self) -> bool:
+        """The run is ``ready`` and every control sent has been acknowledged."""
+        return self.status == "ready" and not self.unacked
+
+    @property
+    def done(self) -> bool:
+        """An ``exit`` line has arrived."""
+        return self.exit is not None
+
+    @property
+    def rejected(self) -> list[SentControl]:
+        """Controls the child answered with ``rejected``."""
+        return [c for c in self.controls.values() if c.status == "rejected"]
+
+    @property
+    def event_fd(self) -> int | None:
+        """The descriptor the event file is read through (``None`` until the file exists)."""
+        return self._tailer.fileno()
+
+    @property
+    def offset(self) -> int:
+        """Bytes of the event file read so far."""
+        return self._tailer.offset
+
+
+class Channel(_ChannelState):
     """A parent's view of one run over its control and event files.
 
     ``send`` appends controls; ``poll`` drains events (at most ``max_bytes`` per call) and returns
@@ -140,8 +209,15 @@ class Channel:
         protected = [self.control_path, self.event_path, *protected_paths]
         self._final = FinalTextFollower(directory, protected, final_text_cap, final_text_step)
         self._held: list[Any] = []
+        #: a read :meth:`poll_hot` made but did not deliver: :meth:`poll` delivers it
+        self._unread: tuple[list[Any], str] | None = None
+        #: nothing for :meth:`poll_hot` to leave to :meth:`poll`: not stopped, no exit, no error,
+        #: no final-text read, no read kept (set again at the end of each :meth:`poll`)
+        self._quiet = True
         self._sender = Sender("control", run)
-        self._tailer = Tailer(self.event_path, "event", max_bytes=max_bytes)
+        # the receiver checks each batch for this run's own messages of no mirrored type (plain)
+        self._receiver = Receiver("event", run=run)
+        self._tailer = Tailer(self.event_path, "event", max_bytes=max_bytes, receiver=self._receiver)
         self._tailer.pending()  # open the event file now, while only the parent can have made it
         self._fd: int | None = None
 
@@ -173,27 +249,6 @@ class Channel:
 
     # -- polling --------------------------------------------------------------------------------
 
-    def pending(self) -> bool:
-        """True when there is more to do: unread bytes in the event file (a size check, no read), or
-        a final-text read under way. Always false once the channel has stopped."""
-        if self.stopped:
-            return False
-        return self._final.reading or self._tailer.pending()
-
-    @property
-    def unfinished_read(self) -> bool:
-        """The last poll stopped short: it read a whole ``max_bytes`` chunk (more may wait), or a
-        final-text read is under way. A caller woken by the kernel polls again without waiting."""
-        if self.stopped:
-            return False
-        return self._final.reading or self._tailer.last_read >= self._tailer.max_bytes
-
-    @property
-    def hot(self) -> bool:
-        """Poll again soon: the last poll read some bytes of the event file (the child may still be
-        writing; :attr:`unfinished_read` is one case), or a final-text read is under way."""
-        return not self.stopped and (self._tailer.last_read > 0 or self._final.reading)
-
     def poll(self, *, woken: bool = False) -> tuple[list[dict[str, Any]], list[PollError]]:
         """Drain the next chunk of the event file; return its messages and errors, in order.
 
@@ -212,14 +267,17 @@ class Channel:
             self._take(held[1:], messages, errors)
         else:
             try:
-                items, status = self._tailer.poll(woken=woken)
+                if self._unread is not None:
+                    (items, status), self._unread = self._unread, None
+                else:
+                    items, status = self._tailer.poll(woken=woken)
             except OSError as exc:
                 self._stop(f"cannot read the event file: {exc.strerror or exc}", errors)
             else:
                 if status == "truncated":
                     self._stop("event file truncated", errors)
                 elif items:
-                    if self.exit is None and self._plain(items):
+                    if self.exit is None and self._receiver.plain:
                         messages = items  # the whole read is delivered as it is
                     else:
                         self._take(items, messages, errors)
@@ -228,21 +286,54 @@ class Channel:
             self.last_seq = messages[-1]["seq"]
         if errors:
             self.errors.extend(errors)
+        self._quiet = not (self.stopped or self.exit is not None or self.error is not None or self._final.reading)
         return messages, errors
 
-    def _plain(self, items: list[Any]) -> bool:
-        """``items`` are all messages of this run, none of a type the channel mirrors: they can be
-        delivered as they are. One look at the whole batch at C speed (its runs and types)."""
+    def poll_hot(self) -> list[dict[str, Any]] | None:
+        """:meth:`poll` for a caller that knows the file grew or was just read (a hub's hot
+        child), when nothing but plain messages comes: read at once, and when the read brings only
+        this run's own messages of no mirrored type (``Receiver.plain``, checked by the receiver;
+        or nothing at all), account for them and return them as they are.
+
+        ``None``: call :meth:`poll` instead, which then delivers whatever this call read (a read
+        that is not plain, a truncated file) or reads (a stopped channel, a final-text read under
+        way, an ``exit`` or an error seen). Nothing is lost or read twice either way."""
+        if not self._quiet:
+            return None
+        # Tailer.poll(woken=True) inlined (one Python call less per read of a hot child)
+        tailer = self._tailer
+        cursor = tailer._cursor
+        fd = cursor._fd
+        if fd is None:
+            return None  # not opened yet: poll opens it
         try:
-            runs = set(map(_RUN, items))
-            return len(runs) == 1 and self.run in runs and _MIRRORED.isdisjoint(map(_TYPE, items))
-        except (TypeError, KeyError):  # a Rejection, or a message without a run
-            return False
+            chunk = os.pread(fd, tailer.max_bytes, cursor.offset)
+        except OSError:
+            self._quiet = False
+            return None  # poll reads again and stops the channel with the reason
+        if not chunk:
+            tailer.last_read = 0
+            if cursor.idle_status() == "truncated":
+                self._unread = ([], "truncated")
+                self._quiet = False
+                return None
+            return []
+        cursor.offset += len(chunk)
+        tailer.last_read = len(chunk)
+        items = self._receiver.feed(chunk)
+        if self._receiver.plain:
+            if items:
+                self.events += len(items)
+                self.last_seq = items[-1]["seq"]
+            return items
+        self._unread = (items, "ok")
+        self._quiet = False
+        return None
 
     def _take(self, items: list[Any], messages: list[dict[str, Any]], errors: list[PollError]) -> None:
         """Mirror and deliver ``items`` in order, until the end, a fatal problem or a long read.
 
-        :meth:`poll` looks at the whole batch first (:meth:`_plain`): a batch of this run's own
+        :meth:`poll` asks the receiver first (``Receiver.plain``): a batch of this run's own
         messages, none of which changes the mirrored state, is delivered as it is. Only a batch
         with a rejection, another run's event or a mirrored type is walked here, event by event."""
         run = self.run
@@ -290,43 +381,6 @@ class Channel:
             self.status = msg["status"]
         else:
             self.status = _next_status(self.status, msg, self.unacked)
-
-    # -- state ----------------------------------------------------------------------------------
-
-    @property
-    def final_text(self) -> str | None:
-        """The run's whole final answer, once a ``result`` has brought it (``None`` before)."""
-        return self._final.text
-
-    @property
-    def final_text_note(self) -> str | None:
-        """Why :attr:`final_text` is cut short, when it is (in words; ``None`` otherwise)."""
-        return self._final.note
-
-    @property
-    def idle(self) -> bool:
-        """The run is ``ready`` and every control sent has been acknowledged."""
-        return self.status == "ready" and not self.unacked
-
-    @property
-    def done(self) -> bool:
-        """An ``exit`` line has arrived."""
-        return self.exit is not None
-
-    @property
-    def rejected(self) -> list[SentControl]:
-        """Controls the child answered with ``rejected``."""
-        return [c for c in self.controls.values() if c.status == "rejected"]
-
-    @property
-    def event_fd(self) -> int | None:
-        """The descriptor the event file is read through (``None`` until the file exists)."""
-        return self._tailer.fileno()
-
-    @property
-    def offset(self) -> int:
-        """Bytes of the event file read so far."""
-        return self._tailer.offset
 
     def close(self) -> None:
         """Close the file handles (a final-text read under way is abandoned)."""

@@ -69,6 +69,7 @@ class Hub:
             KernelDriver() if mode == KERNEL else PollDriver(self.children, min_sleep, max_sleep)
         )
         self._unfinished: dict[LiveChild, None] = {}
+        self._brought = False  # the last round handed something over
 
     @property
     def wakeups(self) -> str:
@@ -137,8 +138,23 @@ class Hub:
         if isinstance(driver, KernelDriver) and driver.broken is not None:
             self._fall_back(driver.broken)
             driver = self._driver
-        brought = False
-        for child, woken, reap in driver.due():
+        brought = self._brought = False
+        due = driver.due()
+        again = driver.again  # the children to poll next round (a dict: child -> reap)
+        for child, woken, reap in due:
+            if not reap:
+                # the hot path: no timer due and no process to ask about, so a plain read (only
+                # the run's own messages, none that changes the mirrored state) needs no more
+                fast = child.channel.poll_hot()
+                if fast is not None:
+                    if fast:
+                        child.messages += len(fast)
+                        again.setdefault(child, False)  # it brought bytes: read it again next round
+                        brought = True
+                        yield child, fast
+                    else:
+                        driver.polled(child, reap)
+                    continue
             messages, _errors = child.poll(woken=woken, reap=reap)
             driver.polled(child, reap)
             if child.finished:
@@ -147,6 +163,7 @@ class Hub:
                 brought = True
                 yield child, messages
         if brought:
+            self._brought = True
             driver.progress()
 
     def poll(self) -> list[Item]:
@@ -167,11 +184,8 @@ class Hub:
     def batches(self) -> Iterator[Batch]:
         """Yield ``(child, messages)`` per read until every child has finished; sleeps between."""
         while not self.finished:
-            brought = False
-            for batch in self._round():
-                brought = True
-                yield batch
-            if not brought:
+            yield from self._round()
+            if not self._brought:
                 self._driver.wait(None)
 
     def __iter__(self) -> Iterator[Item]:

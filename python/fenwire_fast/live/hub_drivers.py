@@ -6,8 +6,9 @@ timers), starting one child further each round so that no child is always first.
 
 - :class:`KernelDriver` polls only the children the kernel woke (inotify: the event file grew; a
   pidfd: the process ended), the **hot** ones (their last read brought bytes, so they are read
-  again next round without a watch; a read that comes back empty re-arms the watch, then the
-  file's size is checked once more, so a write between that read and the re-arm is not lost), and
+  again next round without a watch; a first read that comes back empty keeps the child for one
+  more read, and a second one in a row re-arms the watch, then the file's size is checked once
+  more, so a write between that read and the re-arm is not lost), and
   those whose supervision timer (deadline, kill backstop) is due. It sleeps in ``epoll_wait`` until
   one of these: an idle child costs nothing, however many there are, and a busy child costs a
   read per round rather than an ``inotify_add_watch`` per read.
@@ -23,6 +24,7 @@ import itertools
 import time
 from bisect import bisect_left
 from collections.abc import Iterable
+from operator import not_
 
 from .backoff import Backoff
 from .spawn import LiveChild
@@ -64,6 +66,11 @@ class PollDriver:
     def polled(self, child: LiveChild, reap: bool) -> None:
         """A child was polled (nothing to note: every child is polled every round)."""
 
+    @property
+    def again(self) -> dict[LiveChild, bool]:
+        """Children to poll next round besides the usual (none: every child is polled anyway)."""
+        return {}
+
     def progress(self) -> None:
         """A round brought something: the next sleep is short again."""
         self._backoff.reset()
@@ -94,6 +101,8 @@ class KernelDriver:
         self._order = itertools.count()
         self._next = 0
         self._count = 0  # one past the highest hub index
+        self._rounds = 0  # rounds handed out
+        self._cooled: dict[LiveChild, int] = {}  # child -> the round of its last empty read
 
     def add(self, child: LiveChild, index: int) -> None:
         """Watch the child's event file and process. Raises ``OSError`` when the kernel refuses."""
@@ -139,32 +148,49 @@ class KernelDriver:
     def due(self) -> list[Due]:
         """The ready children, in hub order, starting one further than last round."""
         self._collect(0)
-        ready = self._ready
-        if not ready:
+        if not self._ready:
             return []
-        self._ready = {}
+        self._rounds += 1
+        ready = self._ready.copy()
+        self._ready.clear()  # the same dict stays: see `again`
         index = self._index
         if len(ready) == 1:
             child, reap = next(iter(ready.items()))
             self._next = index[child] + 1
             return [(child, not reap, reap)]
         order = sorted(ready, key=index.__getitem__)
-        start = bisect_left([index[c] for c in order], self._next % self._count)
+        start = bisect_left(list(map(index.__getitem__, order)), self._next % self._count)
         start %= len(order)
         self._next = index[order[start]] + 1
-        return [(c, not ready[c], ready[c]) for c in _rotate(order, start)]
+        order = _rotate(order, start)
+        reaps = list(map(ready.__getitem__, order))
+        return list(zip(order, map(not_, reaps), reaps, strict=True))  # at C speed: no bytecode per child
+
+    @property
+    def again(self) -> dict[LiveChild, bool]:
+        """The children to poll next round so far (``child -> reap``): a caller that polled a
+        child itself and knows it is hot (its read brought bytes) and has no timer to re-arm may
+        put it here with ``reap=False`` (``setdefault``, so a ``True`` stays) instead of calling
+        :meth:`polled`. The same dict for the driver's whole life."""
+        return self._ready
 
     def polled(self, child: LiveChild, reap: bool) -> None:
         """After a poll: forget a finished child, keep a hot one (more to read, or its read
         brought bytes) for the next round, re-arm the watch of one that caught up, re-arm timers."""
         if child.finished:
             self._wakeups.forget(child)
+            self._cooled.pop(child, None)
             child.on_timer = None
             return
         wakeups = self._wakeups
         channel = child.channel
         if channel.hot:
             # hot: read it again next round without a watch (re-arming costs more than a read)
+            self._ready.setdefault(child, False)
+        elif not wakeups.armed(child) and self._cooled.pop(child, -1) != self._rounds - 1:
+            # the first empty read after bytes: one more read next round before the watch (a
+            # busy child has usually written again by then, and a read costs less than a re-arm)
+            self._cooled[child] = self._rounds
             self._ready.setdefault(child, False)
         elif not wakeups.armed(child) and wakeups.rearm(child) and channel.pending():
             self._ready.setdefault(child, False)  # written between the last read and the re-arm

@@ -10,7 +10,7 @@
 //! [`repeated`], object building in [`sink`] (dicts copied from per-key-order templates in
 //! [`template`]), rejections in [`rejection`], the entry points in
 //! [`decode`], [`validate`], [`encode`] and [`text`], and the classes in [`sender`],
-//! [`receiver`] and [`framer`]; `Receiver.scan`'s records are made in [`scanned`]; [`tables`]
+//! [`receiver`] and [`framer`] (a receiver's run check in [`plain`]); `Receiver.scan`'s records are made in [`scanned`]; [`tables`]
 //! exposes the protocol tables to the tests.
 
 mod decode;
@@ -18,6 +18,7 @@ mod encode;
 mod ffi;
 mod framer;
 mod interned;
+mod plain;
 mod receiver;
 mod rejection;
 mod repeated;

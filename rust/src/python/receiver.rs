@@ -8,6 +8,7 @@ use pyo3::types::{PyList, PyTuple};
 use super::decode::{decode_bytes, line_bytes, LineBytes};
 use super::framer::feed_bytes;
 use super::interned::{interned, Interned};
+use super::plain::RunCheck;
 use super::rejection::{ok_pair, rejected_pair, rejection_to_py};
 use super::repeated::RepeatedValues;
 use super::scanned::{rejections_list, scanned_list};
@@ -29,6 +30,11 @@ pub(super) struct Receiver {
     repeated: RepeatedValues,
     /// `scan`'s outcomes, reused from call to call.
     scan: Scan,
+    /// The run whose messages a plain batch holds (`None`: any run), as given and as checked.
+    run_obj: Option<Py<PyAny>>,
+    run: RunCheck,
+    /// The last `feed` brought only plain messages (see `plain`).
+    plain: bool,
 }
 
 /// Chunks at least this long are checked with the GIL released; shorter ones take less time
@@ -59,10 +65,17 @@ impl Receiver {
             pool,
         )? {
             Ok(msg) => match self.state.accept(&self.fields) {
-                Ok(()) => Ok(msg),
-                Err(r) => rejection_to_py(py, &r),
+                Ok(()) => {
+                    self.plain = self.plain && self.run.admits(&self.fields);
+                    Ok(msg)
+                }
+                Err(r) => {
+                    self.plain = false;
+                    rejection_to_py(py, &r)
+                }
             },
             Err(r) => {
+                self.plain = false;
                 let r = self.state.reject(r);
                 rejection_to_py(py, &r)
             }
@@ -73,8 +86,9 @@ impl Receiver {
 #[pymethods]
 impl Receiver {
     #[new]
-    fn new(direction: &Bound<'_, PyAny>) -> PyResult<Self> {
-        Ok(Receiver {
+    #[pyo3(signature = (direction, *, run = None))]
+    fn new(direction: &Bound<'_, PyAny>, run: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let mut receiver = Receiver {
             direction_obj: direction.clone().unbind(),
             direction: Some(checked_direction(direction)?),
             state: SeqState::default(),
@@ -82,7 +96,35 @@ impl Receiver {
             fields: Fields::new(),
             repeated: RepeatedValues::default(),
             scan: Scan::default(),
-        })
+            run_obj: None,
+            run: RunCheck::Any,
+            plain: false,
+        };
+        receiver.set_run(run)?;
+        Ok(receiver)
+    }
+
+    /// The run a plain batch belongs to (``None``: any run); see :attr:`plain`.
+    #[getter]
+    fn run(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.run_obj.as_ref().map(|r| r.clone_ref(py))
+    }
+
+    #[setter]
+    fn set_run(&mut self, run: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let run = run.filter(|r| !r.is_none());
+        self.run = RunCheck::new(run)?;
+        self.run_obj = run.map(|r| r.clone().unbind());
+        Ok(())
+    }
+
+    /// The last :meth:`feed` returned only messages (no rejection) of :attr:`run`, none of a
+    /// type that changes a run's mirrored state (``ready``, ``control-ack``, ``turn-started``,
+    /// ``turn-complete``, ``result``, ``exit``); true for an empty result. False before the first
+    /// :meth:`feed` and after :meth:`receive`, :meth:`scan` or :meth:`scan_rejections`.
+    #[getter]
+    fn plain(&self) -> bool {
+        self.plain
     }
 
     #[getter]
@@ -121,6 +163,7 @@ impl Receiver {
         py: Python<'py>,
         line: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyTuple>> {
+        self.plain = false;
         let bytes = match line_bytes(py, line)? {
             LineBytes::Bytes(b) => b,
             LineBytes::Rejected(r) => return rejected_pair(py, r),
@@ -155,6 +198,7 @@ impl Receiver {
     ) -> PyResult<Bound<'py, PyList>> {
         let data = feed_bytes(py, data)?;
         let c = interned(py)?;
+        self.plain = true;
         let mut out: Vec<Bound<'py, PyAny>> = Vec::new();
         let mut pool = Vec::new();
         let mut framer = std::mem::replace(&mut self.framer, CoreFramer::new(1));
@@ -213,6 +257,7 @@ impl Receiver {
         // A bytes object is immutable and held by the caller for the whole call: its buffer can
         // be read without the GIL. A bytearray or memoryview (which another thread could change
         // meanwhile) is copied into a new bytes first (`feed_bytes`), as `feed` does.
+        self.plain = false;
         let mut scan = std::mem::take(&mut self.scan);
         scan.clear();
         let state = ReceiverState {
