@@ -156,12 +156,16 @@ impl<'py> MessageSink for PySink<'_, 'py> {
                     let (text, obj) = &mut self.repeated.prev_text;
                     text.clear();
                     text.push_str(value);
-                    *obj = Some(
-                        made.clone()
-                            .cast_into::<PyString>()
-                            .map_err(PyErr::from)?
-                            .unbind(),
-                    );
+                    let new = made
+                        .clone()
+                        .cast_into::<PyString>()
+                        .map_err(PyErr::from)?
+                        .unbind();
+                    // Released as a `Bound` (a plain decref): dropping a `Py` first asks
+                    // whether this thread holds the GIL.
+                    if let Some(old) = obj.replace(new) {
+                        drop(old.into_bound(self.py));
+                    }
                 }
                 return Ok(made);
             }
