@@ -65,9 +65,33 @@ pub fn measure(text: &str) -> (usize, Width) {
         let mut lanes = [0u64; 2];
         _mm_storeu_si128(lanes.as_mut_ptr() as *mut __m128i, totals);
         continuation += (lanes[0] + lanes[1]) as usize;
-        let mut maxes = [0u8; 16];
-        _mm_storeu_si128(maxes.as_mut_ptr() as *mut __m128i, vmax);
-        max = maxes.iter().copied().fold(max, u8::max);
+        if bytes.len() >= 16 {
+            // The last bytes (fewer than 16) as one load of the last 16, overlapping bytes
+            // already read: they count toward the width again (harmless) but not the count.
+            if i < bytes.len() {
+                let v = _mm_loadu_si128(bytes.as_ptr().add(bytes.len() - 16) as *const __m128i);
+                vmax = _mm_max_epu8(vmax, v);
+                let seen = 16 - (bytes.len() - i);
+                let fresh = (0xFFFF_u32 << seen) & 0xFFFF;
+                let marks = _mm_movemask_epi8(_mm_cmplt_epi8(v, below)) as u32;
+                continuation += (marks & fresh).count_ones() as usize;
+                i = bytes.len();
+            }
+            // The width from the largest byte, by three unsigned compares of every lane.
+            let at_least = |t: u8| {
+                let t = _mm_set1_epi8(t as i8);
+                _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(vmax, t), vmax)) != 0
+            };
+            max = if at_least(0xF0) {
+                0xF0
+            } else if at_least(0xC4) {
+                0xC4
+            } else if _mm_movemask_epi8(vmax) != 0 {
+                0x80
+            } else {
+                0
+            };
+        }
     }
     for &b in &bytes[i..] {
         max = max.max(b);
@@ -132,6 +156,20 @@ pub fn fill<U: Unit>(text: &str, out: &mut [U]) -> bool {
             k += 1;
         }
         j += k;
+    }
+    // Fewer than 16 bytes or units left. When the last 16 bytes are all ASCII, the rest is
+    // written as one block over the last 16 units: the units before `j` in it belong to the
+    // same ASCII bytes and are rewritten with the values they already have.
+    if let (Some(chunk), Some(start)) = (bytes.last_chunk::<16>(), out.len().checked_sub(16)) {
+        if u128::from_le_bytes(*chunk) & HIGH == 0 && i >= bytes.len() - 16 {
+            if j + (bytes.len() - i) != out.len() {
+                return false;
+            }
+            for (d, &b) in out[start..].iter_mut().zip(chunk) {
+                *d = U::from_ascii(b);
+            }
+            return true;
+        }
     }
     while i < bytes.len() {
         let Some((code, len)) = decode(bytes, i) else {
