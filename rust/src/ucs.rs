@@ -123,9 +123,7 @@ pub fn fill<U: Unit>(text: &str, out: &mut [U]) -> bool {
         else {
             break;
         };
-        for (d, b) in dst.iter_mut().zip(chunk) {
-            *d = U::from_ascii(b);
-        }
+        U::widen(&chunk, dst);
         let high = u128::from_le_bytes(chunk) & HIGH;
         if high == 0 {
             i += 16;
@@ -165,10 +163,10 @@ pub fn fill<U: Unit>(text: &str, out: &mut [U]) -> bool {
             if j + (bytes.len() - i) != out.len() {
                 return false;
             }
-            for (d, &b) in out[start..].iter_mut().zip(chunk) {
-                *d = U::from_ascii(b);
+            if let Ok(dst) = <&mut [U; 16]>::try_from(&mut out[start..]) {
+                U::widen(chunk, dst);
+                return true;
             }
-            return true;
         }
     }
     while i < bytes.len() {
@@ -218,12 +216,23 @@ pub trait Unit: Copy {
     fn from_ascii(b: u8) -> Self;
     /// The unit for a code point, if it fits.
     fn from_code(code: u32) -> Option<Self>;
+    /// Each of 16 bytes as a unit of its value (right for the ASCII ones).
+    #[inline(always)]
+    fn widen(chunk: &[u8; 16], dst: &mut [Self; 16]) {
+        for (d, &b) in dst.iter_mut().zip(chunk) {
+            *d = Self::from_ascii(b);
+        }
+    }
 }
 
 impl Unit for u8 {
     #[inline(always)]
     fn from_ascii(b: u8) -> Self {
         b
+    }
+    #[inline(always)]
+    fn widen(chunk: &[u8; 16], dst: &mut [Self; 16]) {
+        *dst = *chunk;
     }
     #[inline(always)]
     fn from_code(code: u32) -> Option<Self> {
@@ -236,6 +245,21 @@ impl Unit for u16 {
     fn from_ascii(b: u8) -> Self {
         u16::from(b)
     }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn widen(chunk: &[u8; 16], dst: &mut [Self; 16]) {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of the x86_64 baseline; the load reads the 16 bytes of `chunk`
+        // and the two stores write the 32 bytes of `dst` (unaligned accesses). Measured: the
+        // portable loop was not vectorized (16 scalar stores a block); see `fill`.
+        unsafe {
+            let v = _mm_loadu_si128(chunk.as_ptr() as *const __m128i);
+            let zero = _mm_setzero_si128();
+            let out = dst.as_mut_ptr() as *mut __m128i;
+            _mm_storeu_si128(out, _mm_unpacklo_epi8(v, zero));
+            _mm_storeu_si128(out.add(1), _mm_unpackhi_epi8(v, zero));
+        }
+    }
     #[inline(always)]
     fn from_code(code: u32) -> Option<Self> {
         u16::try_from(code).ok()
@@ -246,6 +270,24 @@ impl Unit for u32 {
     #[inline(always)]
     fn from_ascii(b: u8) -> Self {
         u32::from(b)
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn widen(chunk: &[u8; 16], dst: &mut [Self; 16]) {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of the x86_64 baseline; the load reads the 16 bytes of `chunk`
+        // and the four stores write the 64 bytes of `dst` (unaligned accesses). Measured: see
+        // `fill`.
+        unsafe {
+            let v = _mm_loadu_si128(chunk.as_ptr() as *const __m128i);
+            let zero = _mm_setzero_si128();
+            let (low, high) = (_mm_unpacklo_epi8(v, zero), _mm_unpackhi_epi8(v, zero));
+            let out = dst.as_mut_ptr() as *mut __m128i;
+            _mm_storeu_si128(out, _mm_unpacklo_epi16(low, zero));
+            _mm_storeu_si128(out.add(1), _mm_unpackhi_epi16(low, zero));
+            _mm_storeu_si128(out.add(2), _mm_unpacklo_epi16(high, zero));
+            _mm_storeu_si128(out.add(3), _mm_unpackhi_epi16(high, zero));
+        }
     }
     #[inline(always)]
     fn from_code(code: u32) -> Option<Self> {
