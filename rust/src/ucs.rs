@@ -65,9 +65,33 @@ pub fn measure(text: &str) -> (usize, Width) {
         let mut lanes = [0u64; 2];
         _mm_storeu_si128(lanes.as_mut_ptr() as *mut __m128i, totals);
         continuation += (lanes[0] + lanes[1]) as usize;
-        let mut maxes = [0u8; 16];
-        _mm_storeu_si128(maxes.as_mut_ptr() as *mut __m128i, vmax);
-        max = maxes.iter().copied().fold(max, u8::max);
+        if bytes.len() >= 16 {
+            // The last bytes (fewer than 16) as one load of the last 16, overlapping bytes
+            // already read: they count toward the width again (harmless) but not the count.
+            if i < bytes.len() {
+                let v = _mm_loadu_si128(bytes.as_ptr().add(bytes.len() - 16) as *const __m128i);
+                vmax = _mm_max_epu8(vmax, v);
+                let seen = 16 - (bytes.len() - i);
+                let fresh = (0xFFFF_u32 << seen) & 0xFFFF;
+                let marks = _mm_movemask_epi8(_mm_cmplt_epi8(v, below)) as u32;
+                continuation += (marks & fresh).count_ones() as usize;
+                i = bytes.len();
+            }
+            // The width from the largest byte, by three unsigned compares of every lane.
+            let at_least = |t: u8| {
+                let t = _mm_set1_epi8(t as i8);
+                _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(vmax, t), vmax)) != 0
+            };
+            max = if at_least(0xF0) {
+                0xF0
+            } else if at_least(0xC4) {
+                0xC4
+            } else if _mm_movemask_epi8(vmax) != 0 {
+                0x80
+            } else {
+                0
+            };
+        }
     }
     for &b in &bytes[i..] {
         max = max.max(b);
@@ -85,6 +109,10 @@ pub fn measure(text: &str) -> (usize, Width) {
 /// Writes the characters of `text` into `out`, one code unit each. Returns false (with `out`
 /// partly written) unless `out` has exactly one unit per character and every character fits a
 /// unit: it does when `out.len()` and the unit type come from [`measure`].
+///
+/// Each 16-byte block is widened at once by [`Unit::widen`] (SSE2 on x86_64). Measured
+/// (callgrind, `Receiver.feed`, first 20,000 lines): against the portable per-unit loop, which
+/// was not vectorized, -3.8 % on realistic mixed and -7.5 % on non-English.
 #[inline]
 pub fn fill<U: Unit>(text: &str, out: &mut [U]) -> bool {
     let bytes = text.as_bytes();
@@ -99,9 +127,7 @@ pub fn fill<U: Unit>(text: &str, out: &mut [U]) -> bool {
         else {
             break;
         };
-        for (d, b) in dst.iter_mut().zip(chunk) {
-            *d = U::from_ascii(b);
-        }
+        U::widen(&chunk, dst);
         let high = u128::from_le_bytes(chunk) & HIGH;
         if high == 0 {
             i += 16;
@@ -132,6 +158,20 @@ pub fn fill<U: Unit>(text: &str, out: &mut [U]) -> bool {
             k += 1;
         }
         j += k;
+    }
+    // Fewer than 16 bytes or units left. When the last 16 bytes are all ASCII, the rest is
+    // written as one block over the last 16 units: the units before `j` in it belong to the
+    // same ASCII bytes and are rewritten with the values they already have.
+    if let (Some(chunk), Some(start)) = (bytes.last_chunk::<16>(), out.len().checked_sub(16)) {
+        if u128::from_le_bytes(*chunk) & HIGH == 0 && i >= bytes.len() - 16 {
+            if j + (bytes.len() - i) != out.len() {
+                return false;
+            }
+            if let Ok(dst) = <&mut [U; 16]>::try_from(&mut out[start..]) {
+                U::widen(chunk, dst);
+                return true;
+            }
+        }
     }
     while i < bytes.len() {
         let Some((code, len)) = decode(bytes, i) else {
@@ -180,12 +220,23 @@ pub trait Unit: Copy {
     fn from_ascii(b: u8) -> Self;
     /// The unit for a code point, if it fits.
     fn from_code(code: u32) -> Option<Self>;
+    /// Each of 16 bytes as a unit of its value (right for the ASCII ones).
+    #[inline(always)]
+    fn widen(chunk: &[u8; 16], dst: &mut [Self; 16]) {
+        for (d, &b) in dst.iter_mut().zip(chunk) {
+            *d = Self::from_ascii(b);
+        }
+    }
 }
 
 impl Unit for u8 {
     #[inline(always)]
     fn from_ascii(b: u8) -> Self {
         b
+    }
+    #[inline(always)]
+    fn widen(chunk: &[u8; 16], dst: &mut [Self; 16]) {
+        *dst = *chunk;
     }
     #[inline(always)]
     fn from_code(code: u32) -> Option<Self> {
@@ -198,6 +249,21 @@ impl Unit for u16 {
     fn from_ascii(b: u8) -> Self {
         u16::from(b)
     }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn widen(chunk: &[u8; 16], dst: &mut [Self; 16]) {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of the x86_64 baseline; the load reads the 16 bytes of `chunk`
+        // and the two stores write the 32 bytes of `dst` (unaligned accesses). Measured: the
+        // portable loop was not vectorized (16 scalar stores a block); see `fill`.
+        unsafe {
+            let v = _mm_loadu_si128(chunk.as_ptr() as *const __m128i);
+            let zero = _mm_setzero_si128();
+            let out = dst.as_mut_ptr() as *mut __m128i;
+            _mm_storeu_si128(out, _mm_unpacklo_epi8(v, zero));
+            _mm_storeu_si128(out.add(1), _mm_unpackhi_epi8(v, zero));
+        }
+    }
     #[inline(always)]
     fn from_code(code: u32) -> Option<Self> {
         u16::try_from(code).ok()
@@ -208,6 +274,24 @@ impl Unit for u32 {
     #[inline(always)]
     fn from_ascii(b: u8) -> Self {
         u32::from(b)
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn widen(chunk: &[u8; 16], dst: &mut [Self; 16]) {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of the x86_64 baseline; the load reads the 16 bytes of `chunk`
+        // and the four stores write the 64 bytes of `dst` (unaligned accesses). Measured: see
+        // `fill`.
+        unsafe {
+            let v = _mm_loadu_si128(chunk.as_ptr() as *const __m128i);
+            let zero = _mm_setzero_si128();
+            let (low, high) = (_mm_unpacklo_epi8(v, zero), _mm_unpackhi_epi8(v, zero));
+            let out = dst.as_mut_ptr() as *mut __m128i;
+            _mm_storeu_si128(out, _mm_unpacklo_epi16(low, zero));
+            _mm_storeu_si128(out.add(1), _mm_unpackhi_epi16(low, zero));
+            _mm_storeu_si128(out.add(2), _mm_unpacklo_epi16(high, zero));
+            _mm_storeu_si128(out.add(3), _mm_unpackhi_epi16(high, zero));
+        }
     }
     #[inline(always)]
     fn from_code(code: u32) -> Option<Self> {

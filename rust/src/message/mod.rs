@@ -202,13 +202,9 @@ impl Parser<'_> {
             return sink.top_end(object).map_err(ParseError::Sink);
         }
         let mut index = 0;
+        let mut hit = self.next_key(sink, fields.predicted(0))?;
         loop {
-            // Lines of a stream repeat their key order: try the key the previous message had
-            // at this place before reading a key in general.
-            let (key, known) = match self.predicted_key(sink, fields.predicted(index))? {
-                Some(hit) => hit,
-                None => self.message_key(sink)?,
-            };
+            let (key, known) = hit;
             fields.saw_key(index, known);
             index += 1;
             let v = match known {
@@ -225,12 +221,57 @@ impl Parser<'_> {
             };
             sink.top_insert(&mut object, key, v)
                 .map_err(ParseError::Sink)?;
-            if self.object_next()? {
-                break;
-            }
+            let predicted = fields.predicted(index);
+            hit = match self.predicted_separator(sink, predicted)? {
+                Some(next) => next,
+                None if self.object_next()? => break,
+                None => self.next_key(sink, predicted)?,
+            };
         }
         self.depth -= 1;
         sink.top_end(object).map_err(ParseError::Sink)
+    }
+
+    /// The next key of the top-level object, at `pos`: the key the previous message of this
+    /// type had at this place (lines of a stream repeat their key order), else any key.
+    #[inline(always)]
+    fn next_key<S: MessageSink>(
+        &mut self,
+        sink: &mut S,
+        predicted: Option<KeyId>,
+    ) -> PResult<KeyHit<S>, S> {
+        match self.predicted_key(sink, predicted)? {
+            Some(hit) => Ok(hit),
+            None => self.message_key(sink),
+        }
+    }
+
+    /// Right after a value: if the input at `pos` is exactly `,"<name of predicted>":` (compact
+    /// JSON, as every sender writes it), read it as that key, in one comparison instead of
+    /// [`Parser::object_next`] then [`Parser::predicted_key`] byte by byte. Anything else
+    /// (whitespace, another key, the end of the object) is left to the general path.
+    #[inline(always)]
+    fn predicted_separator<S: MessageSink>(
+        &mut self,
+        sink: &mut S,
+        predicted: Option<KeyId>,
+    ) -> PResult<Option<KeyHit<S>>, S> {
+        let Some(id) = predicted else {
+            return Ok(None);
+        };
+        // Within the last bytes of a line the general path reads it.
+        let Some(window) = self.bytes.get(self.pos..).and_then(<[u8]>::first_chunk) else {
+            return Ok(None);
+        };
+        let Some(len) = id.separator_at(window) else {
+            return Ok(None);
+        };
+        self.pos += len;
+        self.skip_ws();
+        let key = sink
+            .field_key(id.name(), true, Some(id))
+            .map_err(ParseError::Sink)?;
+        Ok(Some((key, Some(id))))
     }
 
     /// A value plus its [`Shape`]. At the top level (`top`), an array also records the shapes of

@@ -13,8 +13,14 @@ pub(super) struct Interned {
     event_types: Vec<Py<PyString>>,
     control_types: Vec<Py<PyString>>,
     codes: Vec<Py<PyString>>,
+    /// The ints `0..SMALL_INTS` (CPython's own cached small ints, so the very same objects
+    /// `PyLong_FromLong` returns): `v`, `content-index`, `turn` and the like without a call.
+    pub(super) small_ints: Vec<Py<PyAny>>,
     pub(super) rejection: Py<PyAny>,
 }
+
+/// How many small ints [`Interned::small_ints`] holds (CPython caches -5 to 256).
+pub(super) const SMALL_INTS: i64 = 256;
 
 pub(super) static INTERNED: PyOnceLock<Interned> = PyOnceLock::new();
 
@@ -26,6 +32,9 @@ pub(super) fn interned(py: Python<'_>) -> PyResult<&Interned> {
             event_types: schema::EVENT_TYPES.iter().map(|t| intern(t)).collect(),
             control_types: schema::CONTROL_TYPES.iter().map(|t| intern(t)).collect(),
             codes: Code::ALL.iter().map(|c| intern(c.as_str())).collect(),
+            small_ints: (0..SMALL_INTS)
+                .map(|i| Ok(i.into_pyobject(py)?.into_any().unbind()))
+                .collect::<PyResult<_>>()?,
             rejection: py
                 .import("fenwire_fast._types")?
                 .getattr("Rejection")?

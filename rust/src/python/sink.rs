@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyList, PyString};
 
 use super::ffi::{ascii_string, utf8_string};
-use super::interned::Interned;
+use super::interned::{Interned, SMALL_INTS};
 use super::repeated::RepeatedValues;
 use crate::json::{Number, Sink};
 use crate::message::MessageSink;
@@ -46,6 +46,10 @@ impl<'py> Sink for PySink<'_, 'py> {
     #[inline]
     fn number(&mut self, value: Number) -> Result<Self::Value, SinkError> {
         Ok(match value {
+            // The int a small value always is, without a call into `PyLong_FromLong`.
+            Number::Int(i) if (0..SMALL_INTS).contains(&i) => {
+                self.interned.small_ints[i as usize].bind(self.py).clone()
+            }
             Number::Int(i) => i
                 .into_pyobject(self.py)
                 .map_err(|e| -> SinkError { match e {} })?
@@ -152,12 +156,16 @@ impl<'py> MessageSink for PySink<'_, 'py> {
                     let (text, obj) = &mut self.repeated.prev_text;
                     text.clear();
                     text.push_str(value);
-                    *obj = Some(
-                        made.clone()
-                            .cast_into::<PyString>()
-                            .map_err(PyErr::from)?
-                            .unbind(),
-                    );
+                    let new = made
+                        .clone()
+                        .cast_into::<PyString>()
+                        .map_err(PyErr::from)?
+                        .unbind();
+                    // Released as a `Bound` (a plain decref): dropping a `Py` first asks
+                    // whether this thread holds the GIL.
+                    if let Some(old) = obj.replace(new) {
+                        drop(old.into_bound(self.py));
+                    }
                 }
                 return Ok(made);
             }

@@ -43,6 +43,9 @@ pub(super) struct DictTemplates {
     slots: Vec<Option<Box<Slot>>>,
     /// Set if a copy was ever not laid out as expected: templates are then not used again.
     off: bool,
+    /// The slot of the last template copied: consecutive dicts (lines of one type) mostly have
+    /// the same keys, so it is tried before the keys are hashed.
+    last: usize,
 }
 
 /// A hash of the key sequence, from the keys' own str hashes (cached in every interned str, so
@@ -88,6 +91,15 @@ impl DictTemplates {
         if self.slots.is_empty() {
             self.slots.resize_with(SLOTS, || None);
         }
+        if let Some(Some(s)) = self.slots.get(self.last) {
+            if let (Some(template), true) = (&s.dict, same_keys(&s.keys, members)) {
+                if let Some(dict) = copy_filled(py, template.bind(py), members)? {
+                    return Ok(dict);
+                }
+                self.off = true;
+                return build_by_insert(py, members);
+            }
+        }
         let first = hash_keys(members);
         let found = [first, first ^ 1].into_iter().find(|&i| {
             self.slots[i]
@@ -118,6 +130,7 @@ impl DictTemplates {
         };
         if let Some(template) = &s.dict {
             if let Some(dict) = copy_filled(py, template.bind(py), members)? {
+                self.last = i;
                 return Ok(dict);
             }
             self.off = true;

@@ -126,6 +126,9 @@ pub struct Fields {
     /// message's `type` is known: streams interleave types with different key orders.
     type_keys: Vec<KeyOrder>,
     current_type: Option<usize>,
+    /// The order [`Fields::predicted`] reads: the previous message's, replaced by the last
+    /// one of this message's type once the type is known (copied once, not looked up per key).
+    predict: KeyOrder,
     /// The parser's buffer for decoded escaped strings, kept between messages (no allocation
     /// per line with an escape).
     pub(crate) scratch: Vec<u8>,
@@ -142,6 +145,7 @@ impl Default for Fields {
             keys: KeyOrder::EMPTY,
             type_keys: Vec::new(),
             current_type: None,
+            predict: KeyOrder::EMPTY,
             scratch: Vec::new(),
         }
     }
@@ -167,17 +171,14 @@ impl Fields {
             self.keys.len = 0;
         }
         self.current_type = None;
+        self.predict = self.prev_keys;
     }
 
     /// The key the previous message had at position `index` of its top-level object.
     #[inline]
     pub fn predicted(&self, index: usize) -> Option<KeyId> {
-        let order = match self.current_type.and_then(|t| self.type_keys.get(t)) {
-            Some(order) if order.len != 0 => order,
-            _ => &self.prev_keys,
-        };
-        if index < order.len as usize {
-            order.ids[index]
+        if index < self.predict.len as usize {
+            self.predict.ids[index]
         } else {
             None
         }
@@ -231,6 +232,11 @@ impl Fields {
         self.shapes[id as usize] = shape;
         if id == KeyId::Type {
             self.current_type = self.str_of(&shape).and_then(type_index);
+            if let Some(order) = self.current_type.and_then(|t| self.type_keys.get(t)) {
+                if order.len != 0 {
+                    self.predict = *order;
+                }
+            }
         }
     }
 

@@ -34,6 +34,57 @@ pub fn short_eq(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
+/// How many input bytes [`KeyId::separator_at`] reads: the longest separator
+/// (`,"transport-truncated?":`).
+pub const SEPARATOR_WINDOW: usize = 24;
+
+/// A key's separator `,"name":` as little-endian words, with masks of its bytes.
+struct Separator {
+    words: [u64; 3],
+    masks: [u64; 3],
+    len: u8,
+}
+
+impl Separator {
+    const fn new(name: &[u8]) -> Separator {
+        let len = name.len() + 4;
+        assert!(len <= SEPARATOR_WINDOW, "separator longer than the window");
+        let mut bytes = [0u8; SEPARATOR_WINDOW];
+        let mut mask = [0u8; SEPARATOR_WINDOW];
+        bytes[0] = b',';
+        bytes[1] = b'"';
+        let mut i = 0;
+        while i < name.len() {
+            bytes[2 + i] = name[i];
+            i += 1;
+        }
+        bytes[len - 2] = b'"';
+        bytes[len - 1] = b':';
+        let mut i = 0;
+        while i < len {
+            mask[i] = 0xFF;
+            i += 1;
+        }
+        let mut words = [0u64; 3];
+        let mut masks = [0u64; 3];
+        let mut w = 0;
+        while w < 3 {
+            let mut k = 8;
+            while k > 0 {
+                k -= 1;
+                words[w] = (words[w] << 8) | bytes[8 * w + k] as u64;
+                masks[w] = (masks[w] << 8) | mask[8 * w + k] as u64;
+            }
+            w += 1;
+        }
+        Separator {
+            words,
+            masks,
+            len: len as u8,
+        }
+    }
+}
+
 /// The perfect hash of [`KeyId::from_name`] (found by search: no two protocol keys collide).
 #[inline(always)]
 const fn key_hash(b: &[u8]) -> usize {
@@ -58,6 +109,24 @@ macro_rules! keys {
 
             pub fn name(self) -> &'static str {
                 match self { $(KeyId::$id => $name,)* }
+            }
+
+            /// Whether `window` starts with `,"name":` (the bytes between a value and this
+            /// key's value in compact JSON): three masked 8-byte compares, no branch on the
+            /// length. Returns the separator's length.
+            #[inline(always)]
+            pub fn separator_at(self, window: &[u8; SEPARATOR_WINDOW]) -> Option<usize> {
+                static WORDS: [Separator; KeyId::COUNT] = [$(Separator::new($name.as_bytes()),)*];
+                let sep = &WORDS[self as usize];
+                let word = |i: usize| {
+                    let mut w = [0u8; 8];
+                    w.copy_from_slice(&window[8 * i..8 * i + 8]);
+                    u64::from_le_bytes(w)
+                };
+                let diff = ((word(0) ^ sep.words[0]) & sep.masks[0])
+                    | ((word(1) ^ sep.words[1]) & sep.masks[1])
+                    | ((word(2) ^ sep.words[2]) & sep.masks[2]);
+                (diff == 0).then_some(sep.len as usize)
             }
 
             /// The key named `name`, by a perfect hash of (length, first, middle and last
@@ -166,6 +235,19 @@ mod tests {
     fn key_table_round_trips() {
         for &k in KeyId::ALL {
             assert_eq!(KeyId::from_name(k.name()), Some(k));
+            let sep = format!(",\"{}\":", k.name());
+            // Found at the start of a window whatever follows it; a change of any of its
+            // bytes is refused.
+            for fill in [b' ', b'"', 0xFF] {
+                let mut window = [fill; SEPARATOR_WINDOW];
+                window[..sep.len()].copy_from_slice(sep.as_bytes());
+                assert_eq!(k.separator_at(&window), Some(sep.len()), "{sep}");
+                for i in 0..sep.len() {
+                    let mut bad = window;
+                    bad[i] ^= 0x20;
+                    assert_eq!(k.separator_at(&bad), None, "{sep} {i}");
+                }
+            }
         }
         assert_eq!(KeyId::COUNT, KeyId::ALL.len());
     }

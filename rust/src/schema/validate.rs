@@ -269,7 +269,29 @@ pub fn unknown_type_reason(direction: Direction, type_name: &str) -> String {
 /// A `type` string whose text is unreadable (a lone surrogate, only possible from a Python
 /// dict) is reported as unknown with the reason `unknown <direction> type: ` followed by
 /// nothing; the Python layer renders that reason from the object itself.
+#[inline]
 pub fn validate_fields(fields: &Fields, direction: Direction) -> Result<(), Verdict> {
+    // The happy path inline, with no error list made and dropped: `v` is the int 1, the
+    // envelope is well formed, the type is known to `direction` and the payload passes.
+    // Anything else (a float `v`, too) is decided again, with its reasons, out of line.
+    let envelope_ok = matches!(fields.get(K::V), Some(Shape::Num(Number::Int(1))))
+        && matches!(fields.get(K::Seq), Some(Shape::Num(Number::Int(i))) if (1..=MAX_SAFE_INTEGER as i64).contains(i))
+        && matches!(fields.get(K::Type), Some(Shape::Str(_)))
+        && matches!(fields.get(K::Run), Some(Shape::Str(_)));
+    if envelope_ok {
+        if let Some(schema) = fields.type_index().and_then(|i| schema_at(direction, i)) {
+            if payload_ok(schema, fields) {
+                return Ok(());
+            }
+        }
+    }
+    verdict(fields, direction)
+}
+
+/// [`validate_fields`] in full, with the reasons.
+#[cold]
+#[inline(never)]
+fn verdict(fields: &Fields, direction: Direction) -> Result<(), Verdict> {
     let v = match fields.get(K::V) {
         None | Some(Shape::Null) => {
             return Err(Verdict {
