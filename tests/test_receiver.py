@@ -504,9 +504,11 @@ class TestPlain:
         rx.run = "other"
         rx.feed(event(4, run="other"))
         assert rx.plain is True
-        rx.run = None  # any run
+        rx.run = None  # no run: no batch is plain, not even an empty one
         rx.feed(event(5, run="x") + event(6, run="y"))
-        assert rx.plain is True
+        assert rx.plain is False
+        assert rx.feed(b"") == [] and rx.plain is False
+        assert backend.Receiver("event").feed(event(1)) and backend.Receiver("event").plain is False
 
     def test_receive_and_scan_clear_it(self, backend: ModuleType) -> None:
         rx = backend.Receiver("event", run="r")

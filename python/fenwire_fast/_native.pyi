@@ -93,15 +93,16 @@ class Receiver:
     def buffered(self) -> int: ...
     @property
     def run(self) -> str | None:
-        """The run a plain batch belongs to (``None``: any run); see :attr:`plain`."""
+        """The run a plain batch belongs to (``None``: no batch is plain); see :attr:`plain`."""
     @run.setter
     def run(self, run: str | None) -> None: ...
     @property
     def plain(self) -> bool:
         """The last :meth:`feed` returned only messages (no rejection) of :attr:`run`, none of a
         type that changes a run's mirrored state (``ready``, ``control-ack``, ``turn-started``,
-        ``turn-complete``, ``result``, ``exit``); true for an empty result. False before the first
-        :meth:`feed` and after :meth:`receive`, :meth:`scan` or :meth:`scan_rejections`.
+        ``turn-complete``, ``result``, ``exit``); true for an empty result. Always false while
+        :attr:`run` is ``None`` (so a receiver that does not ask pays nothing for it), before the
+        first :meth:`feed`, and after :meth:`receive`, :meth:`scan` or :meth:`scan_rejections`.
         """
     def receive(self, line: object) -> tuple[dict[str, Any] | None, Rejection | None]:
         """Decode one line and check its ``seq``. Returns ``(msg, None)`` or ``(None, rejection)``.

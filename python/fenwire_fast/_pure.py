@@ -595,7 +595,7 @@ class Receiver:
 
     @property
     def run(self) -> str | None:
-        """The run a plain batch belongs to (``None``: any run); see :attr:`plain`."""
+        """The run a plain batch belongs to (``None``: no batch is plain); see :attr:`plain`."""
         return self._run
 
     @run.setter
@@ -608,8 +608,9 @@ class Receiver:
     def plain(self) -> bool:
         """The last :meth:`feed` returned only messages (no rejection) of :attr:`run`, none of a
         type that changes a run's mirrored state (``ready``, ``control-ack``, ``turn-started``,
-        ``turn-complete``, ``result``, ``exit``); true for an empty result. False before the first
-        :meth:`feed` and after :meth:`receive`, :meth:`scan` or :meth:`scan_rejections`."""
+        ``turn-complete``, ``result``, ``exit``); true for an empty result. Always false while
+        :attr:`run` is ``None`` (so a receiver that does not ask pays nothing for it), before the
+        first :meth:`feed`, and after :meth:`receive`, :meth:`scan` or :meth:`scan_rejections`."""
         return self._plain
 
     @property
@@ -654,7 +655,8 @@ class Receiver:
         """Frame ``data``, receive every complete non-empty line, and return the messages and
         rejections in order. An unterminated tail waits for the next call."""
         out = self._drain(data, False)
-        self._plain = _plain_batch(out, self._run)
+        if self._run is not None:
+            self._plain = _plain_batch(out, self._run)
         return out
 
     def scan(self, data: bytes) -> list[Any]:
@@ -719,15 +721,15 @@ _RUN = operator.itemgetter("run")
 _TYPE = operator.itemgetter("type")
 
 
-def _plain_batch(items: list[Any], run: str | None) -> bool:
-    """Every item a message (no rejection) of ``run`` (any when ``None``), none of a lifecycle
-    type: one look at the whole batch at C speed (its runs and types)."""
+def _plain_batch(items: list[Any], run: str) -> bool:
+    """Every item a message (no rejection) of ``run``, none of a lifecycle type: one look at the
+    whole batch at C speed (its runs and types)."""
     try:
         runs = set(map(_RUN, items))
         types = set(map(_TYPE, items))
     except TypeError:  # a Rejection is not subscriptable
         return False
-    return LIFECYCLE_EVENT_TYPES.isdisjoint(types) and (run is None or not runs or runs == {run})
+    return LIFECYCLE_EVENT_TYPES.isdisjoint(types) and (not runs or runs == {run})
 
 
 # ---------------------------------------------------------------------------------------------

@@ -19,8 +19,8 @@ const STATE_TYPES: [&str; 6] = [
 
 /// Which messages' `run` a plain batch may hold.
 pub(super) enum RunCheck {
-    /// Any run (``run=None``).
-    Any,
+    /// No run (``run=None``): no batch is plain, and nothing is checked per message.
+    Unset,
     /// This run only.
     Is(String),
     /// No run: a ``str`` that is not valid UTF-8 (lone surrogates) never equals a decoded run.
@@ -28,10 +28,10 @@ pub(super) enum RunCheck {
 }
 
 impl RunCheck {
-    /// From the ``run`` argument: ``None`` (any run) or a ``str``; anything else is a ``TypeError``.
+    /// From the ``run`` argument: ``None`` (no run) or a ``str``; anything else is a ``TypeError``.
     pub(super) fn new(run: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
         let Some(run) = run else {
-            return Ok(RunCheck::Any);
+            return Ok(RunCheck::Unset);
         };
         match run.cast::<PyString>() {
             Ok(s) => Ok(match s.to_str() {
@@ -47,7 +47,7 @@ impl RunCheck {
     #[inline]
     pub(super) fn admits(&self, fields: &Fields) -> bool {
         let run_ok = match self {
-            RunCheck::Any => true,
+            RunCheck::Unset => false,
             RunCheck::Is(run) => fields.run_text() == Some(run.as_str()),
             RunCheck::Never => false,
         };

@@ -30,7 +30,8 @@ pub(super) struct Receiver {
     repeated: RepeatedValues,
     /// `scan`'s outcomes, reused from call to call.
     scan: Scan,
-    /// The run whose messages a plain batch holds (`None`: any run), as given and as checked.
+    /// The run whose messages a plain batch holds (`None`: no batch is plain), as given and as
+    /// checked.
     run_obj: Option<Py<PyAny>>,
     run: RunCheck,
     /// The last `feed` brought only plain messages (see `plain`).
@@ -97,14 +98,14 @@ impl Receiver {
             repeated: RepeatedValues::default(),
             scan: Scan::default(),
             run_obj: None,
-            run: RunCheck::Any,
+            run: RunCheck::Unset,
             plain: false,
         };
         receiver.set_run(run)?;
         Ok(receiver)
     }
 
-    /// The run a plain batch belongs to (``None``: any run); see :attr:`plain`.
+    /// The run a plain batch belongs to (``None``: no batch is plain); see :attr:`plain`.
     #[getter]
     fn run(&self, py: Python<'_>) -> Option<Py<PyAny>> {
         self.run_obj.as_ref().map(|r| r.clone_ref(py))
@@ -120,8 +121,9 @@ impl Receiver {
 
     /// The last :meth:`feed` returned only messages (no rejection) of :attr:`run`, none of a
     /// type that changes a run's mirrored state (``ready``, ``control-ack``, ``turn-started``,
-    /// ``turn-complete``, ``result``, ``exit``); true for an empty result. False before the first
-    /// :meth:`feed` and after :meth:`receive`, :meth:`scan` or :meth:`scan_rejections`.
+    /// ``turn-complete``, ``result``, ``exit``); true for an empty result. Always false while
+    /// :attr:`run` is ``None`` (so a receiver that does not ask pays nothing for it), before the
+    /// first :meth:`feed`, and after :meth:`receive`, :meth:`scan` or :meth:`scan_rejections`.
     #[getter]
     fn plain(&self) -> bool {
         self.plain
@@ -198,7 +200,7 @@ impl Receiver {
     ) -> PyResult<Bound<'py, PyList>> {
         let data = feed_bytes(py, data)?;
         let c = interned(py)?;
-        self.plain = true;
+        self.plain = !matches!(self.run, RunCheck::Unset);
         let mut out: Vec<Bound<'py, PyAny>> = Vec::new();
         let mut pool = Vec::new();
         let mut framer = std::mem::replace(&mut self.framer, CoreFramer::new(1));
