@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
+import streams
 from fenwire_fast import Sender
 from fenwire_fast.normalize import normalize
 
@@ -135,19 +136,8 @@ class TextMaker:
         return "\n".join(out)
 
 
-MIX = [
-    ("assistant-text-delta", 71),
-    ("assistant-thinking-delta", 10),
-    ("tool-call", 4),
-    ("tool-result", 3),
-    ("assistant-text", 3),
-    ("llm-start", 2),
-    ("llm-end", 2),
-    ("assistant-stream-end", 2),
-    ("turn-started", 1),
-    ("turn-complete", 1),
-    ("info", 1),
-]
+#: The event types' proportions: the same as the ASCII streams' (``streams.MIX``).
+MIX = streams.MIX
 
 
 class RunMaker:
@@ -276,8 +266,6 @@ STREAMS = {
 def all_streams() -> dict[str, Any]:
     """Every stream shape the tables cover: the realistic ones, then the ASCII case
     (``streams.py``: few escapes, little non-ASCII)."""
-    import streams
-
     return {**STREAMS, "ASCII mixed": streams.mixed_stream, "ASCII deltas": streams.deltas_stream}
 
 
