@@ -231,10 +231,12 @@ fn copy_filled<'py>(
             }
         }
         let mut track = false;
-        for (i, (_, v)) in members.iter().enumerate() {
+        // Drained: each value's reference moves into its slot (`into_ptr`), and each key's is
+        // released as the pair drops (the copy holds a reference of its own to every key).
+        for (i, (_, v)) in members.drain(..).enumerate() {
             let slot = &mut *entries.add(i * stride + key_at + 1);
             let old = *slot;
-            let v = v.as_ptr();
+            let v = v.into_ptr();
             // `MAINTAIN_TRACKING` of `insertdict`: a container value makes the dict tracked
             // (the type flag first: the strs and numbers most values are never containers).
             track |= ffi::PyType_HasFeature(ffi::Py_TYPE(v), ffi::Py_TPFLAGS_HAVE_GC) != 0
@@ -243,8 +245,6 @@ fn copy_filled<'py>(
             *slot = v;
             ffi::Py_DECREF(old);
         }
-        // The references `members` held now belong to the dict's entries.
-        members.set_len(0);
         if track && ffi::PyObject_GC_IsTracked(copy.as_ptr()) == 0 {
             ffi::PyObject_GC_Track(copy.as_ptr() as *mut std::ffi::c_void);
         }
