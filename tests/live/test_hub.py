@@ -1,4 +1,8 @@
-"""The Hub: fair draining, cheap idle children, blocking and asyncio interfaces."""
+"""The Hub: fair draining, cheap idle children, blocking and asyncio interfaces.
+
+Every test runs over both drivers: woken by the kernel and polling. A driver that drains unfairly,
+rereads idle children or never rotates its first child fails here whichever it is.
+"""
 
 from __future__ import annotations
 
@@ -12,9 +16,20 @@ import pytest
 from fenwire_fast.live.hub import Hub
 from fenwire_fast.live.mock_agent import check_transcript, config_from_mapping
 from fenwire_fast.live.spawn import LiveChild
+from fenwire_fast.live.wakeups import WakeupsUnavailable
 from live_harness import child_env
 
 MOCK = {"steps": 2, "deltas": 20, "tools": 1}
+
+
+@pytest.fixture(params=["kernel", "poll"])
+def wakeups(request: pytest.FixtureRequest) -> str:
+    """The hub's driver under test; the kernel one is skipped only where the kernel refuses it."""
+    try:
+        Hub(wakeups=request.param).close()
+    except WakeupsUnavailable as exc:
+        pytest.skip(f"kernel wake-ups unavailable here: {exc}")
+    return str(request.param)
 
 
 def _event(seq: int, run: str, pad: int = 0) -> bytes:
@@ -53,10 +68,10 @@ def _spy_on_files(monkeypatch: pytest.MonkeyPatch, hub: Hub) -> tuple[list[str],
     return reads, opens, sizes
 
 
-def test_asyncio_interface_drives_many_children() -> None:
+def test_asyncio_interface_drives_many_children(wakeups: str) -> None:
     async def main() -> dict[str, list[dict[str, Any]]]:
         got: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        with Hub() as hub:
+        with Hub(wakeups=wakeups) as hub:
             for i in range(4):
                 hub.spawn(f"task {i}", mock=MOCK, env=child_env())
             async for child, event in hub:
@@ -74,8 +89,8 @@ def test_asyncio_interface_drives_many_children() -> None:
         assert check_transcript(config_from_mapping(MOCK), events) == [], run
 
 
-def test_blocking_iterator_and_wait() -> None:
-    with Hub() as hub:
+def test_blocking_iterator_and_wait(wakeups: str) -> None:
+    with Hub(wakeups=wakeups) as hub:
         a = hub.spawn("a", mock=MOCK, env=child_env())
         b = hub.spawn(None, mock=MOCK, env=child_env())
         b.close()  # close while ready
@@ -89,8 +104,8 @@ def test_blocking_iterator_and_wait() -> None:
         assert hub.wait(timeout=1) == {"child-1": "done", "child-2": "done"}
 
 
-def test_wait_async_and_timeout() -> None:
-    with Hub() as hub:
+def test_wait_async_and_timeout(wakeups: str) -> None:
+    with Hub(wakeups=wakeups) as hub:
         c = hub.spawn(None, env=child_env())
         try:
             hub.wait(timeout=0.2)
@@ -103,9 +118,9 @@ def test_wait_async_and_timeout() -> None:
         assert statuses == {"child-1": "cancelled"}
 
 
-def test_fair_draining_and_cheap_idle_children(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fair_draining_and_cheap_idle_children(monkeypatch: pytest.MonkeyPatch, wakeups: str) -> None:
     """A chatty child gets one bounded read per tick; a quiet one is drained in the same tick."""
-    with Hub() as hub:
+    with Hub(wakeups=wakeups) as hub:
         chatty = hub.spawn(None, command=["sleep", "60"], run="chatty")
         quiet = hub.spawn(None, command=["sleep", "60"], run="quiet")
         idle = [hub.spawn(None, command=["sleep", "60"], run=f"idle-{i}") for i in range(8)]
@@ -154,9 +169,9 @@ def test_fair_draining_and_cheap_idle_children(monkeypatch: pytest.MonkeyPatch) 
     assert not any(os.path.exists(d) for d in dirs)  # close() removed the private directories
 
 
-def test_the_starting_child_rotates_from_tick_to_tick() -> None:
+def test_the_starting_child_rotates_from_tick_to_tick(wakeups: str) -> None:
     """Three children with more to read than one tick drains: each tick starts one child further."""
-    with Hub() as hub:
+    with Hub(wakeups=wakeups) as hub:
         size = len(_event(1, "a", 40))  # every line below is this long: one line per read
         children = [hub.spawn(None, command=["sleep", "60"], run=name, max_bytes=size) for name in "abc"]
         for child in children:
@@ -171,9 +186,9 @@ def test_the_starting_child_rotates_from_tick_to_tick() -> None:
         hub.wait(timeout=30)
 
 
-def test_idle_children_with_history_are_not_read_again(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_idle_children_with_history_are_not_read_again(monkeypatch: pytest.MonkeyPatch, wakeups: str) -> None:
     """Children that spoke once and went quiet: their files have bytes, none of them read again."""
-    with Hub() as hub:
+    with Hub(wakeups=wakeups) as hub:
         children = [hub.spawn(None, command=["sleep", "60"], run=f"c{i}") for i in range(6)]
         for child in children:
             with open(child.event_path, "ab") as f:
@@ -205,7 +220,7 @@ async def _tick_until(hub: Hub, child: LiveChild, ticks: int, counter: list[int]
 
 
 @pytest.mark.parametrize("how", ["wait_async", "async-for"])
-def test_the_hub_leaves_the_event_loop_free(how: str) -> None:
+def test_the_hub_leaves_the_event_loop_free(how: str, wakeups: str) -> None:
     """Only a second task that keeps running while the hub waits can end the run (it closes the
     child after 50 counts); a hub that blocked the loop would wait for the child's deadline (the
     guard) and see it time out."""
@@ -213,7 +228,7 @@ def test_the_hub_leaves_the_event_loop_free(how: str) -> None:
     async def main() -> tuple[dict[str, str], int, int]:
         counter = [0]
         events = 0
-        with Hub() as hub:
+        with Hub(wakeups=wakeups) as hub:
             child = hub.spawn(None, env=child_env(), timeout=30)
             ticker = asyncio.create_task(_tick_until(hub, child, 50, counter))
             if how == "wait_async":
