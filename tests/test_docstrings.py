@@ -13,7 +13,11 @@ import pytest
 
 STUB = Path(fenwire_fast.__file__).with_name("_native.pyi")
 FUNCTIONS = ["decode", "validate", "encode", "message", "rejection_ack", "utf8_prefix", "truncate_line", "scrub"]
-METHODS = {"Sender": ["next"], "Receiver": ["receive", "feed", "scan", "scan_rejections"], "Framer": ["feed"]}
+METHODS = {
+    "Sender": ["next"],
+    "Receiver": ["receive", "feed", "scan", "scan_rejections", "fast_path_counters"],
+    "Framer": ["feed"],
+}
 NAMES = FUNCTIONS + list(METHODS) + [f"{c}.{m}" for c, ms in METHODS.items() for m in ms]
 
 

@@ -52,9 +52,23 @@ pub struct Scan {
     pub held: Vec<u8>,
     /// The fast path's state for the receiver's direction (made at the first scan).
     quick: Option<Quick>,
+    /// The fast path's verdicts on every line since the `Scan` was made (not reset by
+    /// [`Scan::clear`]).
+    pub counts: QuickCounts,
+}
+
+/// How the lines given to [`scan_into`] were judged.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct QuickCounts {
+    /// Accepted by [`crate::quick`] alone.
+    pub accepted: u64,
+    /// Judged by the exact check: the fast path was not sure (or there is none: no valid
+    /// direction), or its seq did not increase.
+    pub deferred: u64,
 }
 
 impl Scan {
+    /// Forgets the outcomes and held bytes (the counts stay).
     pub fn clear(&mut self) {
         self.outcomes.clear();
         self.held.clear();
@@ -126,10 +140,14 @@ pub fn scan_into(state: ReceiverState<'_>, data: &[u8], out: &mut Scan) {
             .filter(|&(s, _)| s > seq.seq);
         let verdict = match fast {
             Some((s, t)) => {
+                out.counts.accepted += 1;
                 seq.seq = s;
                 Ok((s, t))
             }
-            None => judge(line, direction, seq, fields),
+            None => {
+                out.counts.deferred += 1;
+                judge(line, direction, seq, fields)
+            }
         };
         let outcome = match verdict {
             Ok((seq, type_index)) => {
@@ -223,6 +241,46 @@ mod tests {
             assert_eq!(got, expected, "cut at {cut}");
         }
         assert_eq!(type_index("info").map(|i| i < 22), Some(true));
+    }
+
+    #[test]
+    fn the_counts_tell_the_quick_verdicts_from_the_exact_ones() {
+        let mut framer = Framer::new(MAX_LINE_BYTES);
+        let mut seq = SeqState::default();
+        let mut fields = Fields::new();
+        let mut scan = Scan::default();
+        let escaped =
+            b"{\"v\":1,\"seq\":3,\"type\":\"info\",\"run\":\"r\",\"summary\":\"\\u00e9\"}";
+        for piece in [
+            READY1,
+            b"\n",
+            INFO2,
+            b"\n",
+            READY1,
+            b"\nnope\n",
+            escaped,
+            b"\n",
+        ] {
+            scan.clear();
+            let state = ReceiverState {
+                framer: &mut framer,
+                seq: &mut seq,
+                fields: &mut fields,
+                direction: Some(Direction::Event),
+            };
+            scan_into(state, piece, &mut scan);
+        }
+        // READY1 once by the quick path; the float seq, the seq that does not increase, the
+        // non-JSON line and the `\u` escape by the exact check.
+        assert_eq!(
+            scan.counts,
+            QuickCounts {
+                accepted: 1,
+                deferred: 4
+            }
+        );
+        scan.clear();
+        assert_eq!(scan.counts.accepted + scan.counts.deferred, 5);
     }
 
     #[test]

@@ -345,6 +345,97 @@ mod tests {
         }
     }
 
+    /// Records each string and key with the `ascii` flag the parser gave it.
+    #[derive(Default)]
+    struct Flags(Vec<(String, bool)>);
+
+    impl crate::json::Sink for Flags {
+        type Value = ();
+        type Key = ();
+        type Array = ();
+        type Object = ();
+        type Error = std::convert::Infallible;
+
+        fn null(&mut self) -> Result<(), Self::Error> {
+            Ok(())
+        }
+        fn boolean(&mut self, _: bool) -> Result<(), Self::Error> {
+            Ok(())
+        }
+        fn number(&mut self, _: crate::json::Number) -> Result<(), Self::Error> {
+            Ok(())
+        }
+        fn string(&mut self, value: &str, ascii: bool) -> Result<(), Self::Error> {
+            self.0.push((value.to_owned(), ascii));
+            Ok(())
+        }
+        fn key(&mut self, value: &str, ascii: bool) -> Result<(), Self::Error> {
+            self.0.push((value.to_owned(), ascii));
+            Ok(())
+        }
+        fn array_begin(&mut self) -> Result<(), Self::Error> {
+            Ok(())
+        }
+        fn array_push(&mut self, _: &mut (), _: ()) -> Result<(), Self::Error> {
+            Ok(())
+        }
+        fn array_end(&mut self, _: ()) -> Result<(), Self::Error> {
+            Ok(())
+        }
+        fn object_begin(&mut self) -> Result<(), Self::Error> {
+            Ok(())
+        }
+        fn object_insert(&mut self, _: &mut (), _: (), _: ()) -> Result<(), Self::Error> {
+            Ok(())
+        }
+        fn object_end(&mut self, _: ()) -> Result<(), Self::Error> {
+            Ok(())
+        }
+    }
+
+    /// The characters at the UTF-8 length and str width boundaries, as `\u` escapes and raw,
+    /// each the only non-ASCII character of its string (or, for U+007F, none is), at every
+    /// offset of a 16-byte block, in plain and escaped strings, values and keys: the decoded
+    /// text and its `ascii` flag (which picks the str the extension builds: a wrong `true`
+    /// makes a corrupt ASCII str) are right.
+    #[test]
+    fn ascii_flag_at_the_boundaries() {
+        let chars: [(&str, &str); 11] = [
+            ("\\u007F", "\u{7f}"),
+            ("\\u0080", "\u{80}"),
+            ("\\u00FF", "\u{ff}"),
+            ("\\u0100", "\u{100}"),
+            ("\\u07FF", "\u{7ff}"),
+            ("\\u0800", "\u{800}"),
+            ("\\uD7FF", "\u{d7ff}"),
+            ("\\uE000", "\u{e000}"),
+            ("\\uFFFF", "\u{ffff}"),
+            ("\\uD800\\uDC00", "\u{10000}"),
+            ("\\uDBFF\\uDFFF", "\u{10ffff}"),
+        ];
+        for (escape, char) in chars {
+            for written in [escape, char] {
+                for lead in ["", "\\n"] {
+                    for pad in 0..=40 {
+                        for tail in [0, 1, 16, 17] {
+                            let (run, rest) = ("r".repeat(pad), "t".repeat(tail));
+                            let text = format!("{lead}{run}{written}{rest}");
+                            let json = format!("{{\"{text}\":[\"{text}\"]}}");
+                            let want = format!(
+                                "{}{run}{char}{rest}",
+                                if lead.is_empty() { "" } else { "\n" }
+                            );
+                            let mut flags = Flags::default();
+                            assert!(parse(json.as_bytes(), &mut flags).is_ok(), "{json}");
+                            let expected = vec![(want.clone(), want.is_ascii()); 2];
+                            assert_eq!(flags.0, expected, "{json}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn refused_at_every_offset() {
         let bad: [(&[u8], SyntaxError); 5] = [

@@ -40,8 +40,15 @@ pub(super) fn ascii_string<'py>(py: Python<'py>, value: &str) -> PyResult<Bound<
 ///
 /// `PyString::new` would make CPython validate and decode the UTF-8 again, in two passes with
 /// a resize (`unicode_decode_utf8`, `_PyUnicodeWriter_*`, `resize_compact`).
+///
+/// Each non-ASCII str is counted in `counts`: written in one pass, or (a bug in [`ucs`]) made
+/// by `PyString::new` after `fill` refused it.
 #[inline]
-pub(super) fn utf8_string<'py>(py: Python<'py>, value: &str) -> PyResult<Bound<'py, PyAny>> {
+pub(super) fn utf8_string<'py>(
+    py: Python<'py>,
+    value: &str,
+    counts: &mut StrCounts,
+) -> PyResult<Bound<'py, PyAny>> {
     let (chars, width) = ucs::measure(value);
     if width == Width::Ascii {
         return ascii_string(py, value);
@@ -76,9 +83,20 @@ pub(super) fn utf8_string<'py>(py: Python<'py>, value: &str) -> PyResult<Bound<'
     };
     if !filled {
         // Unreachable for valid UTF-8; keep the result right regardless.
+        counts.fallbacks += 1;
         return Ok(PyString::new(py, value).into_any());
     }
+    counts.hits += 1;
     Ok(obj)
+}
+
+/// Per-receiver counts of the non-ASCII strs [`utf8_string`] made (`Receiver.fast_path_counters`).
+#[derive(Default, Clone, Copy)]
+pub(super) struct StrCounts {
+    /// Written in one pass by `ucs::fill`.
+    pub(super) hits: u64,
+    /// `fill` refused the text (a width or length `measure` got wrong), so CPython decoded it.
+    pub(super) fallbacks: u64,
 }
 
 #[cfg(not(Py_3_13))]

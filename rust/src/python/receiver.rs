@@ -3,7 +3,7 @@
 //! drain without dicts, its checking done with the GIL released.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::{PyDict, PyList, PyTuple};
 
 use super::decode::{decode_bytes, line_bytes, LineBytes};
 use super::framer::feed_bytes;
@@ -249,6 +249,47 @@ impl Receiver {
         let result = rejections_list(py, &scan);
         self.scan = scan;
         result
+    }
+
+    /// Diagnostic counts of this receiver's fast paths (totals since it was made), as a dict of
+    /// ints with these keys, always in this order:
+    ///
+    /// - ``dict_template_hits``: dicts (messages and nested objects) copied from a template of
+    ///   their key order;
+    /// - ``dict_template_misses``: dicts of 2 to 24 keys built key by key because their key order
+    ///   has no template yet (its first or second sighting) or can have none (a repeated key);
+    /// - ``dict_template_fallbacks``: dicts of 2 to 24 keys built key by key because a template
+    ///   copy was not laid out as expected, which turns templates off for the receiver (so any
+    ///   later dict counts here too); on CPython other than 3.11 (no template copies) every dict
+    ///   from the third sighting of a key order on counts here;
+    /// - ``dict_unfit``: dicts of fewer than 2 or more than 24 keys (never templated);
+    /// - ``str_one_pass_hits``: non-ASCII strs written in one pass from the line's UTF-8;
+    /// - ``str_one_pass_fallbacks``: non-ASCII strs that one pass refused, decoded by CPython;
+    /// - ``scan_quick_accepted``: lines :meth:`scan` or :meth:`scan_rejections` accepted by the
+    ///   one-pass check alone;
+    /// - ``scan_quick_deferred``: lines they handed to the exact check (the one-pass check was not
+    ///   sure, or the seq did not increase): unusual lines and every rejection.
+    ///
+    /// Only the Rust backend has these paths; the pure backend returns the same keys, all 0.
+    /// The fallbacks are 0 unless something is wrong: the output stays right either way, slower.
+    fn fast_path_counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let dicts = &self.repeated.templates.counts;
+        let strs = &self.repeated.strs;
+        let quick = &self.scan.counts;
+        let dict = PyDict::new(py);
+        for (key, count) in [
+            ("dict_template_hits", dicts.hits),
+            ("dict_template_misses", dicts.misses),
+            ("dict_template_fallbacks", dicts.fallbacks),
+            ("dict_unfit", dicts.unfit),
+            ("str_one_pass_hits", strs.hits),
+            ("str_one_pass_fallbacks", strs.fallbacks),
+            ("scan_quick_accepted", quick.accepted),
+            ("scan_quick_deferred", quick.deferred),
+        ] {
+            dict.set_item(key, count)?;
+        }
+        Ok(dict)
     }
 }
 

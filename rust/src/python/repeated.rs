@@ -4,7 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
-use super::ffi::{ascii_string, utf8_string};
+use super::ffi::{ascii_string, utf8_string, StrCounts};
 use super::template::DictTemplates;
 use crate::schema::{short_eq, KeyId};
 
@@ -22,6 +22,8 @@ pub(super) struct RepeatedValues {
     other_keys: Vec<Option<(String, Py<PyString>)>>,
     /// Templates of the dicts built, by key sequence.
     pub(super) templates: DictTemplates,
+    /// How the non-ASCII strs were built.
+    pub(super) strs: StrCounts,
 }
 
 pub(super) const OTHER_KEYS: usize = 256;
@@ -102,7 +104,7 @@ impl RepeatedValues {
         let made = if ascii {
             ascii_string(py, value)
         } else {
-            utf8_string(py, value)
+            utf8_string(py, value, &mut self.strs)
         };
         if let Ok(obj) = &made {
             if let Ok(s) = obj.cast::<PyString>() {

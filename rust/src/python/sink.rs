@@ -67,7 +67,7 @@ impl<'py> Sink for PySink<'_, 'py> {
         if ascii {
             return Ok(ascii_string(self.py, value)?);
         }
-        Ok(utf8_string(self.py, value)?)
+        Ok(utf8_string(self.py, value, &mut self.repeated.strs)?)
     }
 
     /// A key of a nested object: a protocol field name gets its interned string, any other

@@ -46,6 +46,25 @@ pub(super) struct DictTemplates {
     /// The slot of the last template copied: consecutive dicts (lines of one type) mostly have
     /// the same keys, so it is tried before the keys are hashed.
     last: usize,
+    /// How the dicts were built (`Receiver.fast_path_counters`).
+    pub(super) counts: DictCounts,
+}
+
+/// Per-receiver counts of the ways [`DictTemplates::build`] made its dicts: every dict counts
+/// once, in exactly one of them.
+#[derive(Default, Clone, Copy)]
+pub(super) struct DictCounts {
+    /// Copied from the template of their key sequence.
+    pub(super) hits: u64,
+    /// 2 to [`MAX_KEYS`] keys, built by insert: no template for the sequence (yet): its first or
+    /// second sighting, a repeated key (no template is ever made), or a slot taken over.
+    pub(super) misses: u64,
+    /// 2 to [`MAX_KEYS`] keys, built by insert because the template path failed: a copy was not
+    /// laid out as expected (which sets `off`), or `off` was already set. So `off` is set
+    /// exactly when this is nonzero.
+    pub(super) fallbacks: u64,
+    /// Fewer than 2 or more than [`MAX_KEYS`] members: always built by insert.
+    pub(super) unfit: u64,
 }
 
 /// A hash of the key sequence, from the keys' own str hashes (cached in every interned str, so
@@ -85,7 +104,12 @@ impl DictTemplates {
         members: &mut Members<'py>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let n = members.len();
-        if !(2..=MAX_KEYS).contains(&n) || self.off {
+        if !(2..=MAX_KEYS).contains(&n) {
+            self.counts.unfit += 1;
+            return build_by_insert(py, members);
+        }
+        if self.off {
+            self.counts.fallbacks += 1;
             return build_by_insert(py, members);
         }
         if self.slots.is_empty() {
@@ -94,9 +118,11 @@ impl DictTemplates {
         if let Some(Some(s)) = self.slots.get(self.last) {
             if let (Some(template), true) = (&s.dict, same_keys(&s.keys, members)) {
                 if let Some(dict) = copy_filled(py, template.bind(py), members)? {
+                    self.counts.hits += 1;
                     return Ok(dict);
                 }
                 self.off = true;
+                self.counts.fallbacks += 1;
                 return build_by_insert(py, members);
             }
         }
@@ -123,17 +149,21 @@ impl DictTemplates {
                     .collect(),
                 dict: None,
             }));
+            self.counts.misses += 1;
             return build_by_insert(py, members);
         };
         let Some(s) = self.slots[i].as_mut() else {
+            self.counts.misses += 1;
             return build_by_insert(py, members);
         };
         if let Some(template) = &s.dict {
             if let Some(dict) = copy_filled(py, template.bind(py), members)? {
                 self.last = i;
+                self.counts.hits += 1;
                 return Ok(dict);
             }
             self.off = true;
+            self.counts.fallbacks += 1;
             return build_by_insert(py, members);
         }
         // Second sighting: make the template now (only when the keys are distinct).
@@ -144,6 +174,7 @@ impl DictTemplates {
         if template.len() == n {
             s.dict = Some(template.unbind());
         }
+        self.counts.misses += 1;
         build_by_insert(py, members)
     }
 }
