@@ -235,9 +235,11 @@ fn copy_filled<'py>(
     // whose entries we know, `n` entries, and each entry's key the very object expected in that
     // place (which fails unless the header layout is the one above). Each value slot then holds a
     // reference to `None` owned by the copy: it is replaced by the reference `members` owned
-    // (moved: `members` is emptied with `set_len(0)`, so it is not released twice) and the `None`
-    // released, exactly as `insertdict` replaces a value. No code runs
-    // in between that could see the dict. Measured: see the module's documentation.
+    // and the `None` released, exactly as `insertdict` replaces a value. The reference `members`
+    // owned to each key is released (the copy holds its own), and `members` is then emptied with
+    // `set_len(0)`, so that no reference it held is released twice or kept. No code runs in
+    // between that could see the dict (a key's release cannot free it: the template and the
+    // copy hold it too). Measured: see the module's documentation.
     unsafe {
         let mp = copy.as_ptr() as *mut ffi::PyDictObject;
         if !(*mp).ma_values.is_null() || (*mp).ma_used != n as ffi::Py_ssize_t {
@@ -262,12 +264,10 @@ fn copy_filled<'py>(
             }
         }
         let mut track = false;
-        // Drained: each value's reference moves into its slot (`into_ptr`), and each key's is
-        // released as the pair drops (the copy holds a reference of its own to every key).
-        for (i, (_, v)) in members.drain(..).enumerate() {
+        for (i, (k, v)) in members.iter().enumerate() {
             let slot = &mut *entries.add(i * stride + key_at + 1);
             let old = *slot;
-            let v = v.into_ptr();
+            let v = v.as_ptr();
             // `MAINTAIN_TRACKING` of `insertdict`: a container value makes the dict tracked
             // (the type flag first: the strs and numbers most values are never containers).
             track |= ffi::PyType_HasFeature(ffi::Py_TYPE(v), ffi::Py_TPFLAGS_HAVE_GC) != 0
@@ -275,7 +275,13 @@ fn copy_filled<'py>(
                 && (ffi::PyTuple_CheckExact(v) == 0 || ffi::PyObject_GC_IsTracked(v) != 0);
             *slot = v;
             ffi::Py_DECREF(old);
+            // The copy holds a reference of its own to the key: the one `members` holds is
+            // released here.
+            ffi::Py_DECREF(k.as_ptr());
         }
+        // Every reference `members` held is accounted for: each value's moved into the copy,
+        // each key's released above. Forgotten, not dropped, so none is released twice.
+        members.set_len(0);
         if track && ffi::PyObject_GC_IsTracked(copy.as_ptr()) == 0 {
             ffi::PyObject_GC_Track(copy.as_ptr() as *mut std::ffi::c_void);
         }
