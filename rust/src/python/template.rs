@@ -134,9 +134,12 @@ impl DictTemplates {
         });
         let Some(i) = found else {
             // New here: take a free slot of the two, else one that holds no template yet,
-            // else the first.
-            let empty = |s: &Option<Box<Slot>>| s.as_ref().is_none_or(|s| s.dict.is_none());
-            let i = if empty(&self.slots[first]) || !empty(&self.slots[first ^ 1]) {
+            // else the first. (A free neighbour comes before a once-seen order in the first
+            // slot: two orders that share a slot and alternate, a message's and its nested
+            // object's, would otherwise evict each other before either had a template.)
+            let untemplated = |s: &Option<Box<Slot>>| s.as_ref().is_none_or(|s| s.dict.is_none());
+            let (a, b) = (&self.slots[first], &self.slots[first ^ 1]);
+            let i = if a.is_none() || (b.is_some() && untemplated(a)) || !untemplated(b) {
                 first
             } else {
                 first ^ 1
