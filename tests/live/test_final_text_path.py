@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from fenwire_fast.live.channel import Channel
+from fenwire_fast.live.final_text import FinalTextRead, PrivateDirectory
 
 FULL = "Ünïcödé answer: " + "x" * 70_000
 CUT = FULL[:1000]
@@ -129,3 +130,85 @@ def test_a_complete_result_needs_no_note(tmp_path: Path) -> None:
     _, events, control = _setup(tmp_path)
     ch = _result(events, control, {"final-text": "short"})
     assert ch.final_text == "short" and ch.final_text_note is None
+
+
+# -- the file changes while it is read: checked again at the end and around the unlink ------------
+
+
+def _reading(d: Path, text: str = FULL) -> tuple[FinalTextRead, PrivateDirectory, Path]:
+    """A read of ``d/f.txt`` started and one small step in (the rest is read by the next step)."""
+    f = _file(d / "f.txt", text=text)
+    private = PrivateDirectory(str(d))
+    read = FinalTextRead.start(private, str(f), text[:10], cap=1 << 20)
+    assert not read.done, read.why
+    assert not read.step(100)
+    return read, private, f
+
+
+def test_a_name_replaced_during_the_read_is_refused_and_the_new_file_kept(tmp_path: Path) -> None:
+    d, _, _ = _setup(tmp_path)
+    read, private, f = _reading(d)
+    _file(d / "other.txt", text=FULL)
+    os.replace(d / "other.txt", f)
+    assert read.step(1 << 20)
+    assert read.text is None and read.why is not None and "was replaced while it was read" in read.why
+    assert f.read_text() == FULL  # the file now under the name is not removed
+    private.close()
+
+
+def test_a_name_removed_during_the_read_is_refused(tmp_path: Path) -> None:
+    d, _, _ = _setup(tmp_path)
+    read, private, f = _reading(d)
+    os.unlink(f)
+    assert read.step(1 << 20)
+    assert read.text is None and read.why is not None and "was removed while it was read" in read.why
+    private.close()
+
+
+@pytest.mark.parametrize("where", ["inside", "outside"])
+def test_a_link_made_during_the_read_is_refused_and_nothing_removed(tmp_path: Path, where: str) -> None:
+    d, _, _ = _setup(tmp_path)
+    read, private, f = _reading(d)
+    second = (d if where == "inside" else tmp_path) / "second-name"
+    os.link(f, second)
+    assert read.step(1 << 20)
+    assert read.text is None and read.why is not None and "has other hard links" in read.why
+    assert f.read_text() == FULL and second.read_text() == FULL
+    private.close()
+
+
+def test_two_links_when_opened_and_one_at_the_end_is_still_refused(tmp_path: Path) -> None:
+    """What a racing child can make ``open`` see (two links: the name is an outside file's second
+    link) and then the end of the read (one link: that name removed again): refused, for the open
+    file may be the outside one. The race itself is in ``test_hostile_child``; here the file's
+    state at ``open`` is set by hand."""
+    d, _, _ = _setup(tmp_path)
+    read, private, f = _reading(d)
+    second = tmp_path / "second-name"
+    os.link(f, second)
+    read._st = os.stat(f)  # as if the open had seen this: two links
+    os.unlink(second)  # one again by the end of the read
+    assert read.step(1 << 20)
+    assert read.text is None and read.why is not None and "has other hard links" in read.why
+    assert f.read_text() == FULL
+    private.close()
+
+
+def test_a_link_outside_seen_only_once_the_name_is_removed_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The last check: while a child removes a link, the kernel drops the link count before the
+    name is gone, so the checks before the unlink can see one link although another name (outside)
+    remains. After its own unlink the parent must find no link left; here one is, so the text is
+    refused, the outside file keeps its name and its text, and only the private name is gone."""
+    d, _, _ = _setup(tmp_path)
+    read, private, f = _reading(d)
+    outside = tmp_path / "outside-name"
+    os.link(f, outside)
+    monkeypatch.setattr(FinalTextRead, "_still_the_file_read", lambda self: None)  # the kernel's window
+    assert read.step(1 << 20)
+    assert read.text is None and read.why is not None
+    assert "has other hard links (found when its name was removed)" in read.why
+    assert not f.exists()
+    assert outside.read_text() == FULL
+    private.close()

@@ -165,6 +165,65 @@ def test_directory_swap_race_20000_times(tmp_path: Path) -> None:
     assert decoy.read_text() == "-----BEGIN decoy"
 
 
+#: argv: an outside file and a name in the private directory: links the file in under that name
+#: and removes the link again, forever.
+LINKER = r"""
+import os, sys
+outside, link = sys.argv[1], sys.argv[2]
+while True:
+    try:
+        os.link(outside, link)
+    except FileExistsError:
+        pass
+    try:
+        os.unlink(link)
+    except FileNotFoundError:
+        pass
+"""
+
+
+def test_hard_link_race_never_hands_over_an_outside_file(tmp_path: Path) -> None:
+    """A process keeps hard-linking a secret from outside into the private directory and removing
+    the link, while the parent follows that name 1,500 times: the link count can drop between the
+    parent's ``open`` and its checks, so one link at ``open`` proves nothing. When only ``open``
+    was checked, 12 to 91 of the 1,500 reads handed over the secret (every one of 14 runs failed);
+    with the name and link count checked again at the end but not after the ``unlink``, 2 runs of
+    23 still let one through. Every read must be refused."""
+    outside = _outside(tmp_path)
+    secret = outside / "secret"
+    priv = tmp_path / "priv"
+    priv.mkdir(mode=0o700)
+    events, control = priv / "events.jsonl", priv / "control.jsonl"
+    control.touch(mode=0o600)
+    link = priv / "final.txt"
+    result = {"final-text": SECRET[:10], "truncated?": True, "final-text-path": str(link)}
+    lines = [_line(1, "ready", "r"), _line(2, "result", "r", **result), _line(3, "exit", "r", status="done")]
+    linker = subprocess.Popen([sys.executable, "-c", LINKER, str(secret), str(link)])
+    try:
+        while os.stat(secret).st_nlink < 2:  # the linker is at work
+            assert linker.poll() is None
+            time.sleep(0.001)
+        stolen = refused = 0
+        for _ in range(1_500):
+            events.write_text("\n".join(lines) + "\n")
+            with Channel("r", str(control), str(events)) as ch:
+                ch.poll()
+                assert ch.exit is not None and ch.result is not None
+                assert ch.final_text is not None
+                if SECRET in ch.final_text:
+                    stolen += 1
+                else:
+                    assert ch.final_text == SECRET[:10] and ch.final_text_note is not None
+                    refused += 1
+        assert stolen == 0, f"{stolen} of 1500 reads handed over the outside file"
+        assert refused == 1_500
+    finally:
+        linker.kill()
+        linker.wait()
+    assert secret.read_text() == SECRET
+    assert sorted(os.listdir(outside)) == ["secret"]
+
+
 def test_a_nul_in_final_text_path_is_a_note_and_the_exit_still_arrives() -> None:
     lines = [
         _line(1, "ready"),

@@ -11,11 +11,18 @@ text in ``final-text``. Everything in that line is the child's word, so the pare
 - accepts only a regular file owned by this user, readable by nobody else, with one link, that is
   not one of the channel's own files, and whose text starts with the ``final-text`` the line
   carried (a ``final-text-path`` without a ``final-text`` is refused);
+- checks again when the read is done, and once more right before removing the file, that its name
+  still refers to the file it opened and that the file has one link: the link count can drop
+  after ``open`` (a child that hard-links an outside file in and removes that name at once), so a
+  file that had another link at any of those moments is refused; and after removing the name, the
+  open file must have no link left (else it had a name elsewhere, and is refused);
 - reads at most ``cap`` bytes (one more to tell that the file is larger), in steps of bounded size
   (:meth:`FinalTextRead.step`), so a huge or growing file neither fills the parent's memory nor
   blocks it for long;
 - removes the file through the same directory descriptor, and only if the name still refers to
-  the file it read.
+  the file it read (checked right before the ``unlink``); a refused file is not removed, except
+  when it is only after the ``unlink`` that it shows another link (then only the name in the
+  private directory is gone).
 
 Nothing here raises on what the child wrote: every refusal is a reason, in words.
 """
@@ -108,7 +115,8 @@ class FinalTextRead:
     """One read of a final-text file, started by :meth:`start` and advanced by :meth:`step`.
 
     When :attr:`done` is true, :attr:`text` holds the whole text (and the file is gone) or
-    :attr:`why` says why it was refused (and nothing was removed)."""
+    :attr:`why` says why it was refused (and nothing was removed, unless the file showed another
+    link only once its name was removed: then that name is gone, the file's other names stay)."""
 
     def __init__(self) -> None:
         self.done = False
@@ -197,29 +205,74 @@ class FinalTextRead:
         return False
 
     def _finish(self) -> bool:
+        why = self._still_the_file_read()
+        if why is not None:
+            self._refuse(why)
+            return True
         data, self._data = self._data, bytearray()
-        self._close()
         text = codecs.decode(data, "utf-8", "replace")
         del data
         if not text.startswith(self._prefix):
             self._refuse(f"{self._path} does not start with the result's final-text")
             del text
             return True
-        self._remove()
+        why = self._still_the_file_read() or self._remove()  # checked again right before the unlink
+        if why is not None:
+            self._refuse(why)
+            del text
+            return True
+        self._close()
         self.text = text
         self.done = True
         return True
 
-    def _remove(self) -> None:
+    def _still_the_file_read(self) -> str | None:
+        """``None`` when the name still refers to the file that was opened and that file has one
+        link, now and when it was opened; else why not.
+
+        One link at ``open`` proves nothing by itself: a child can hard-link a file from outside
+        into its directory, and remove that second name between the parent's ``open`` and its
+        ``fstat``; the count then drops to one while the open file is still the outside one. Only
+        a file that had one link when it was opened, still has one, and still has the name it was
+        opened by (the one name it has) is the child's own."""
         directory, st = self._directory, self._st
-        if directory is None or directory.fd is None or st is None:
-            return
+        if directory is None or directory.fd is None or st is None or self._fd is None:
+            return "the read was abandoned"
         try:
-            now = os.stat(self._name, dir_fd=directory.fd, follow_symlinks=False)
-            if _identity(now) == _identity(st):
-                os.unlink(self._name, dir_fd=directory.fd)
-        except OSError:
-            pass
+            now = os.fstat(self._fd)
+            named = os.stat(self._name, dir_fd=directory.fd, follow_symlinks=False)
+        except OSError as exc:
+            if exc.errno == errno.ENOENT:
+                return f"{self._path} was removed while it was read"
+            return f"cannot check {self._path} again: {exc.strerror}"
+        if _identity(named) != _identity(st):
+            return f"{self._path} was replaced while it was read"
+        if st.st_nlink != 1 or now.st_nlink != 1 or named.st_nlink != 1:
+            return f"{self._path} has other hard links"
+        return None
+
+    def _remove(self) -> str | None:
+        """Remove the name, then make sure the file has no link left; else why not.
+
+        The checks before cannot be the last word: while a child removes a link, the kernel drops
+        the link count before the name is gone, so for a moment the name still finds the file with
+        one link although its other link (outside) is the only one left. After the parent's own
+        ``unlink`` the open file must have no link at all: a file with a name anywhere else was not
+        the child's own. (What is removed is only ever the name in the private directory, checked
+        right before to refer to the file read; an outside file keeps its own name.)"""
+        directory = self._directory
+        if directory is None or directory.fd is None or self._fd is None:
+            return "the read was abandoned"
+        try:
+            os.unlink(self._name, dir_fd=directory.fd)
+            left = os.fstat(self._fd).st_nlink
+        except OSError as exc:
+            if exc.errno == errno.ENOENT:
+                return f"{self._path} was removed while it was read"
+            return f"cannot remove {self._path}: {exc.strerror}"
+        if left != 0:
+            return f"{self._path} has other hard links (found when its name was removed)"
+        return None
 
     def _close(self) -> None:
         if self._fd is not None:
