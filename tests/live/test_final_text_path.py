@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 from pathlib import Path
 from typing import Any
 
@@ -211,4 +212,66 @@ def test_a_link_outside_seen_only_once_the_name_is_removed_is_refused(
     assert "has other hard links (found when its name was removed)" in read.why
     assert not f.exists()
     assert outside.read_text() == FULL
+    private.close()
+
+
+# -- decoded as it is read: the same text as one decode, whatever the steps -----------------------
+
+NASTY = [
+    b"",
+    b"plain ascii",
+    "Ünïcödé 日本語 🙂 done".encode(),
+    b"\xff\xfe not UTF-8 at all \x80",
+    b"cut at the end \xf0\x9f",  # a character the file never finishes
+    b"\xf0\x9f" + b"x",  # an unfinished character followed by more
+    b"\xed\xa0\x80 an encoded surrogate",
+    "\ud800 surrogatepass".encode("utf-8", "surrogatepass"),
+    b"\xc3\x28 \xe2\x82 \xe2\x28\xa1 \xf0\x28\x8c\xbc \xf8\xa1\xa1\xa1\xa1 overlong \xc0\xaf",
+]
+
+
+def _read_all(d: Path, data: bytes, prefix: str, budgets: list[int]) -> FinalTextRead:
+    f = d / "f.txt"
+    fd = os.open(f, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    os.write(fd, data)
+    os.close(fd)
+    private = PrivateDirectory(str(d))
+    read = FinalTextRead.start(private, str(f), prefix, cap=1 << 20)
+    steps = 0
+    while not read.step(budgets[steps % len(budgets)]):
+        steps += 1
+    private.close()
+    if f.exists():
+        f.unlink()
+    return read
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_text_is_one_decode_of_the_file_however_it_is_stepped(tmp_path: Path, seed: int) -> None:
+    """Invalid UTF-8 becomes U+FFFD exactly as ``bytes.decode("utf-8", "replace")`` makes it, with
+    characters cut anywhere between steps; the prefix is checked against the text as it comes."""
+    rng = random.Random(seed)
+    samples = [*NASTY, bytes(rng.randrange(256) for _ in range(3000)), b"".join(rng.sample(NASTY, 5)) * 40]
+    for data in samples:
+        whole = data.decode("utf-8", "replace")
+        budgets = [rng.randint(1, 9) for _ in range(7)]
+        for cut in sorted({0, 1, len(whole) // 2, len(whole)}):
+            read = _read_all(tmp_path, data, whole[:cut], budgets)
+            assert read.text == whole, (data, budgets)
+        if whole:
+            wrong = whole[: len(whole) // 2] + ("?" if whole[len(whole) // 2] != "?" else "!")
+            read = _read_all(tmp_path, data, wrong, budgets)
+            assert read.text is None and read.why is not None and "does not start with" in read.why
+        read = _read_all(tmp_path, data, whole + "more", budgets)  # a prefix longer than the text
+        assert read.text is None and read.why is not None and "does not start with" in read.why
+
+
+def test_a_wrong_prefix_is_refused_at_the_first_step(tmp_path: Path) -> None:
+    d, _, _ = _setup(tmp_path)
+    f = _file(d / "f.txt", text="x" * (8 << 20))
+    private = PrivateDirectory(str(d))
+    read = FinalTextRead.start(private, str(f), "y", cap=16 << 20)
+    assert read.step(64 << 10)  # one 64 KiB step, not the whole 8 MiB
+    assert read.why is not None and "does not start with" in read.why
+    assert f.exists()
     private.close()

@@ -349,6 +349,47 @@ def test_a_large_final_text_is_read_across_polls_and_nothing_overtakes_it(tmp_pa
     assert not big.exists()
 
 
+def test_a_large_final_text_is_decoded_in_steps_of_bounded_work_and_memory(tmp_path: Path) -> None:
+    """Decoding and the prefix check go step by step too, and the text grows in place: no poll
+    allocates more than a few steps' worth (a copy of the text so far would show as tens of MiB),
+    and the parent's peak extra memory stays within 1.25 times the text."""
+    mib = 1 << 20
+    size = 64 * mib
+    d, events, control = _run_dir(tmp_path)
+    line = b"the final answer goes on and on; " * 3 + b"\n"
+    big = d / "final.txt"
+    fd = os.open(big, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.write(fd, (line * (size // len(line) + 1))[:size])
+    os.close(fd)
+    result = {"final-text": line.decode()[:50], "truncated?": True, "final-text-path": str(big)}
+    events.write_text(_line(1, "result", "r", **result) + "\n" + _line(2, "exit", "r", status="done") + "\n")
+    tracemalloc.start()
+    try:
+        with Channel("r", str(control), str(events), final_text_step=mib) as ch:
+            base = tracemalloc.get_traced_memory()[0]
+            worst = polls = 0
+            messages: list[dict[str, Any]] = []
+            while not messages:
+                before = tracemalloc.get_traced_memory()[0]
+                tracemalloc.reset_peak()
+                got, errors = ch.poll()
+                assert errors == []
+                messages += got
+                worst = max(worst, tracemalloc.get_traced_memory()[1] - before)
+                polls += 1
+                assert polls <= 100
+            peak = tracemalloc.get_traced_memory()[1] - base
+            text = ch.final_text
+    finally:
+        tracemalloc.stop()
+    assert [m["type"] for m in messages] == ["result", "exit"]
+    assert text is not None and len(text) == size and text.startswith(line.decode()) and ch.final_text_note is None
+    assert polls >= 64
+    assert worst <= 4 * mib, f"one poll allocated {worst / mib:.1f} MiB with 1 MiB steps"
+    assert peak <= 1.25 * size, f"peak {peak / mib:.1f} MiB for a {size / mib:.0f} MiB text"
+    assert not big.exists()
+
+
 def test_a_file_over_the_cap_is_refused_through_spawn() -> None:
     lines = [
         _line(1, "ready"),

@@ -18,7 +18,9 @@ text in ``final-text``. Everything in that line is the child's word, so the pare
   open file must have no link left (else it had a name elsewhere, and is refused);
 - reads at most ``cap`` bytes (one more to tell that the file is larger), in steps of bounded size
   (:meth:`FinalTextRead.step`), so a huge or growing file neither fills the parent's memory nor
-  blocks it for long;
+  blocks it for long: each step's bytes are decoded, checked against the prefix and appended to
+  the text as they come, so no step does more work for a larger file, and the parent holds the
+  text once plus a few steps' buffers;
 - removes the file through the same directory descriptor, and only if the name still refers to
   the file it read (checked right before the ``unlink``); a refused file is not removed, except
   when it is only after the ``unlink`` that it shows another link (then only the name in the
@@ -33,14 +35,18 @@ import codecs
 import errno
 import os
 import stat
+import threading
 from collections.abc import Iterable
 
 __all__ = ["DEFAULT_FINAL_TEXT_CAP", "READ_STEP", "PrivateDirectory", "FinalTextRead", "FinalTextFollower"]
 
 #: Largest final text a channel reads by default (bytes).
 DEFAULT_FINAL_TEXT_CAP = 256 * 1024 * 1024
-#: Bytes read per :meth:`FinalTextRead.step` by default: a few milliseconds of work.
-READ_STEP = 8 * 1024 * 1024
+#: Bytes read per :meth:`FinalTextRead.step` by default: a few milliseconds of work (reading,
+#: decoding, appending).
+READ_STEP = 2 * 1024 * 1024
+#: A file read whole and removed that is at least this large is closed on a thread of its own.
+_CLOSE_APART = 16 * 1024 * 1024
 
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -50,6 +56,19 @@ _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 def _identity(st: os.stat_result) -> tuple[int, int]:
     return (st.st_dev, st.st_ino)
+
+
+def _close_quietly(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
+def _utf8_decoder() -> codecs.IncrementalDecoder:
+    """UTF-8, bytes that are not UTF-8 replaced by U+FFFD: the same text as decoding the whole
+    file at once with ``errors="replace"``, however it is cut into steps."""
+    return codecs.getincrementaldecoder("utf-8")("replace")
 
 
 class PrivateDirectory:
@@ -129,7 +148,14 @@ class FinalTextRead:
         self._directory: PrivateDirectory | None = None
         self._prefix = ""
         self._cap = 0
-        self._data = bytearray()
+        #: bytes read so far
+        self._size = 0
+        #: the text decoded so far (grown in place, see :meth:`_append`)
+        self._text = ""
+        #: characters of the prefix found at the start of the text so far
+        self._matched = 0
+        self._decoder = _utf8_decoder()
+        self._buffer = bytearray()
 
     @classmethod
     def start(cls, directory: PrivateDirectory, path: object, prefix: object, cap: int) -> FinalTextRead:
@@ -140,7 +166,8 @@ class FinalTextRead:
 
     def _refuse(self, why: str) -> None:
         self._close()
-        self._data = bytearray()
+        self._text = ""
+        self._buffer = bytearray()
         self.done = True
         self.why = why
 
@@ -183,46 +210,85 @@ class FinalTextRead:
         return None
 
     def step(self, budget: int = READ_STEP) -> bool:
-        """Read up to ``budget`` more bytes; finish when the file ends. Returns :attr:`done`."""
+        """Read up to ``budget`` more bytes, decode them and check them against the prefix; finish
+        when the file ends. Returns :attr:`done`.
+
+        Each step costs about the same whatever the text's size: the bytes are read into one
+        reused buffer, decoded as they come (a character cut between two steps is completed by the
+        next), compared with the part of the prefix they cover (a mismatch is refused at once),
+        and appended to the text, which grows in place (see :meth:`_append`)."""
         if self.done:
             return True
-        assert self._fd is not None
-        data = self._data
+        fd = self._fd
+        assert fd is not None
         try:
             while budget > 0:
-                want = min(budget, self._cap + 1 - len(data))
-                piece = os.read(self._fd, want)
-                if not piece:
-                    return self._finish()
-                data += piece
-                budget -= len(piece)
-                if len(data) > self._cap:
-                    self._refuse(f"{self._path} grew larger than {self._cap} bytes")
+                want = min(budget, self._cap + 1 - self._size)
+                if len(self._buffer) < want:
+                    self._buffer = bytearray(want)
+                with memoryview(self._buffer) as view:
+                    got = os.readv(fd, [view[:want]])
+                    if not got:
+                        return self._finish()
+                    self._size += got
+                    budget -= got
+                    if self._size > self._cap:
+                        self._refuse(f"{self._path} grew larger than {self._cap} bytes")
+                        return True
+                    piece = self._decoder.decode(view[:got])
+                if not self._take(piece):
                     return True
         except OSError as exc:
             self._refuse(f"cannot read {self._path}: {exc.strerror}")
             return True
         return False
 
+    def _take(self, piece: str) -> bool:
+        """Check ``piece`` against the prefix and append it; ``False`` (refused) on a mismatch."""
+        matched, prefix = self._matched, self._prefix
+        if matched < len(prefix) and piece:
+            covered = min(len(prefix) - matched, len(piece))
+            if not piece.startswith(prefix[matched : matched + covered]):
+                self._refuse(f"{self._path} does not start with the result's final-text")
+                return False
+            self._matched = matched + covered
+        self._append(piece)
+        return True
+
+    def _append(self, piece: str) -> None:
+        """Append ``piece`` to the text, in place when the interpreter can.
+
+        CPython grows a string that nothing else refers to in place (``text += piece`` into a
+        local variable: a ``realloc``, which for a large block remaps its pages rather than copying
+        them), so the text costs one copy of each piece, and the parent holds the text once plus a
+        step's worth of buffers. Joining pieces at the end instead would hold them all and the
+        joined text at once (twice the text) and copy everything in one go. What copies the text
+        so far: a piece with wider characters than the text had until then (ASCII, then Latin-1,
+        then the Basic Multilingual Plane, then beyond it: at most three times per text), for
+        CPython then makes a new, wider string; and a tracer on CPython 3.11 (a debugger,
+        coverage), which runs the ``+=`` unspecialised (see :func:`_warm_up`)."""
+        text = self._text
+        self._text = ""
+        text += piece
+        self._text = text
+
     def _finish(self) -> bool:
         why = self._still_the_file_read()
         if why is not None:
             self._refuse(why)
             return True
-        data, self._data = self._data, bytearray()
-        text = codecs.decode(data, "utf-8", "replace")
-        del data
-        if not text.startswith(self._prefix):
+        self._buffer = bytearray()
+        if not self._take(self._decoder.decode(b"", True)):  # a character cut off at the end
+            return True
+        if self._matched < len(self._prefix):
             self._refuse(f"{self._path} does not start with the result's final-text")
-            del text
             return True
         why = self._still_the_file_read() or self._remove()  # checked again right before the unlink
+        self._close(unlinked=True)
         if why is not None:
             self._refuse(why)
-            del text
             return True
-        self._close()
-        self.text = text
+        self.text, self._text = self._text, ""
         self.done = True
         return True
 
@@ -274,18 +340,41 @@ class FinalTextRead:
             return f"{self._path} has other hard links (found when its name was removed)"
         return None
 
-    def _close(self) -> None:
-        if self._fd is not None:
+    def _close(self, unlinked: bool = False) -> None:
+        """Close the file. Once its name is removed, the last ``close`` frees the file's pages and
+        blocks, about 45 ms for 255 MiB: a large file is closed on a thread of its own, so that the
+        poll that finishes the read does not wait for it (``close`` lets go of the GIL)."""
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        if unlinked and self._size >= _CLOSE_APART:
             try:
-                os.close(self._fd)
-            except OSError:
+                threading.Thread(
+                    target=_close_quietly, args=(fd,), name="fenwire final-text close", daemon=True
+                ).start()
+                return
+            except RuntimeError:  # no thread to be had: close it here
                 pass
-            self._fd = None
+        _close_quietly(fd)
 
     def cancel(self) -> None:
         """Stop the read and let go of the file (nothing is removed)."""
         if not self.done:
             self._refuse("the read was abandoned")
+
+
+def _warm_up() -> None:
+    """Have CPython specialise :meth:`FinalTextRead._append` for strings now.
+
+    CPython appends in place only once the ``+=`` is specialised (3.11: after a few calls of the
+    method); until then every append copies the whole text so far, so the first large text a
+    process reads would copy tens of MiB in each of its first steps."""
+    read = FinalTextRead()
+    for _ in range(64):
+        read._append("warm")
+
+
+_warm_up()
 
 
 class FinalTextFollower:
