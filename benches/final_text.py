@@ -146,6 +146,9 @@ def run(mib: int, busy: int, memory: str, step_mib: float | None = None) -> dict
             if not batches:
                 hub.sleep(0.05)
     during = [t for t, r in rounds if r]
+    reading_at = [i for i, (_, r) in enumerate(rounds) if r]
+    out["longest_round_at"] = max(range(len(rounds)), key=lambda i: rounds[i][0])
+    out["read_rounds"] = (reading_at[0], reading_at[-1]) if reading_at else None
     out.update(
         rounds=len(rounds),
         rounds_reading=len(during),
@@ -170,7 +173,8 @@ def main() -> int:
     print(f"  text handed over whole: {out.get('text_ok')} (note: {out.get('note')})")
     print(
         f"  longest hub round while reading: {out['longest_round_reading'] * 1000:.1f} ms "
-        f"({out['rounds_reading']} rounds); longest round overall: {out['longest_round'] * 1000:.1f} ms"
+        f"({out['rounds_reading']} rounds); longest round overall: {out['longest_round'] * 1000:.1f} ms "
+        f"(round {out['longest_round_at']} of {out['rounds']}; the read: rounds {out['read_rounds']})"
     )
     if polls:
         ranked = sorted(range(len(polls)), key=polls.__getitem__, reverse=True)

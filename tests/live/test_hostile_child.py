@@ -390,6 +390,71 @@ def test_a_large_final_text_is_decoded_in_steps_of_bounded_work_and_memory(tmp_p
     assert not big.exists()
 
 
+def test_a_dead_childs_final_text_is_still_read_one_step_per_poll() -> None:
+    """A child that wrote its result and ended: the parent drains what it left, but the final
+    text still goes one bounded step per poll (it used to be read whole in the poll that found
+    the child dead, which stalled a hub for as long as the read took)."""
+    mib = 1 << 20
+    size = 24 * mib
+    lines = [
+        _line(1, "ready"),
+        _line(2, "result", **{"final-text": "z" * 10, "final-text-path": "{dir}/big.txt"}),
+        _line(3, "exit", status="done"),
+    ]
+    child = _hostile({"lines": lines, "then": "exit"})
+    with child:
+        fd = os.open(Path(child.directory) / "big.txt", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.write(fd, b"z" * size)
+        os.close(fd)
+        child.process.wait(timeout=60)  # dead before the parent reads a line
+        seen: list[str] = []
+        polls = 0
+        while not child.finished:
+            messages, _ = child.poll()
+            seen += [m["type"] for m in messages]
+            if "result" in seen:
+                assert child.channel.final_text == "z" * size
+            polls += 1
+            assert polls <= 1000
+        assert seen == ["ready", "result", "exit"]
+        assert polls >= size // (2 * mib), f"{polls} polls for {size // mib} MiB in 2 MiB steps"
+        assert child.status == "done" and child.error is None
+
+
+def test_a_hub_reads_a_dead_childs_final_text_across_rounds() -> None:
+    """The same through a hub: the read of a child that has ended takes one round per step, and
+    the child is finished (not left waiting for a timer) once its exit line is delivered."""
+    mib = 1 << 20
+    size = 24 * mib
+    lines = [
+        _line(1, "ready"),
+        _line(2, "result", **{"final-text": "w" * 10, "final-text-path": "{dir}/big.txt"}),
+        _line(3, "exit", status="done"),
+    ]
+    with Hub() as hub:
+        child = _hostile({"lines": lines, "then": "exit"}, grace=600.0)
+        fd = os.open(Path(child.directory) / "big.txt", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.write(fd, b"w" * size)
+        os.close(fd)
+        child.process.wait(timeout=60)  # dead before the hub reads a line
+        hub.add(child)
+        rounds = reading = 0
+        seen: list[str] = []
+        started = time.monotonic()
+        while not hub.finished:
+            assert time.monotonic() - started < 120, "the hub hung"
+            batches = hub.poll_batches()
+            rounds += 1
+            reading += child.channel.reading_final_text
+            seen += [m["type"] for _, messages in batches for m in messages]
+            if not batches:
+                hub.sleep(1.0)
+        assert seen == ["ready", "result", "exit"]
+        assert child.channel.final_text == "w" * size
+        assert reading >= size // (2 * mib) - 1, f"{reading} rounds read {size // mib} MiB in 2 MiB steps"
+        assert time.monotonic() - started < 60  # finished with its exit line, not by the 600 s backstop
+
+
 def test_a_file_over_the_cap_is_refused_through_spawn() -> None:
     lines = [
         _line(1, "ready"),
