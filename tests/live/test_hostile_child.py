@@ -165,6 +165,65 @@ def test_directory_swap_race_20000_times(tmp_path: Path) -> None:
     assert decoy.read_text() == "-----BEGIN decoy"
 
 
+#: argv: an outside file and a name in the private directory: links the file in under that name
+#: and removes the link again, forever.
+LINKER = r"""
+import os, sys
+outside, link = sys.argv[1], sys.argv[2]
+while True:
+    try:
+        os.link(outside, link)
+    except FileExistsError:
+        pass
+    try:
+        os.unlink(link)
+    except FileNotFoundError:
+        pass
+"""
+
+
+def test_hard_link_race_never_hands_over_an_outside_file(tmp_path: Path) -> None:
+    """A process keeps hard-linking a secret from outside into the private directory and removing
+    the link, while the parent follows that name 1,500 times: the link count can drop between the
+    parent's ``open`` and its checks, so one link at ``open`` proves nothing. When only ``open``
+    was checked, 12 to 91 of the 1,500 reads handed over the secret (every one of 14 runs failed);
+    with the name and link count checked again at the end but not after the ``unlink``, 2 runs of
+    23 still let one through. Every read must be refused."""
+    outside = _outside(tmp_path)
+    secret = outside / "secret"
+    priv = tmp_path / "priv"
+    priv.mkdir(mode=0o700)
+    events, control = priv / "events.jsonl", priv / "control.jsonl"
+    control.touch(mode=0o600)
+    link = priv / "final.txt"
+    result = {"final-text": SECRET[:10], "truncated?": True, "final-text-path": str(link)}
+    lines = [_line(1, "ready", "r"), _line(2, "result", "r", **result), _line(3, "exit", "r", status="done")]
+    linker = subprocess.Popen([sys.executable, "-c", LINKER, str(secret), str(link)])
+    try:
+        while os.stat(secret).st_nlink < 2:  # the linker is at work
+            assert linker.poll() is None
+            time.sleep(0.001)
+        stolen = refused = 0
+        for _ in range(1_500):
+            events.write_text("\n".join(lines) + "\n")
+            with Channel("r", str(control), str(events)) as ch:
+                ch.poll()
+                assert ch.exit is not None and ch.result is not None
+                assert ch.final_text is not None
+                if SECRET in ch.final_text:
+                    stolen += 1
+                else:
+                    assert ch.final_text == SECRET[:10] and ch.final_text_note is not None
+                    refused += 1
+        assert stolen == 0, f"{stolen} of 1500 reads handed over the outside file"
+        assert refused == 1_500
+    finally:
+        linker.kill()
+        linker.wait()
+    assert secret.read_text() == SECRET
+    assert sorted(os.listdir(outside)) == ["secret"]
+
+
 def test_a_nul_in_final_text_path_is_a_note_and_the_exit_still_arrives() -> None:
     lines = [
         _line(1, "ready"),
@@ -288,6 +347,112 @@ def test_a_large_final_text_is_read_across_polls_and_nothing_overtakes_it(tmp_pa
                     assert ch.final_text == text  # complete when the result is seen
         assert seen == ["ready", "result", "exit"]
     assert not big.exists()
+
+
+def test_a_large_final_text_is_decoded_in_steps_of_bounded_work_and_memory(tmp_path: Path) -> None:
+    """Decoding and the prefix check go step by step too, and the text grows in place: no poll
+    allocates more than a few steps' worth (a copy of the text so far would show as tens of MiB),
+    and the parent's peak extra memory stays within 1.25 times the text."""
+    mib = 1 << 20
+    size = 64 * mib
+    d, events, control = _run_dir(tmp_path)
+    line = b"the final answer goes on and on; " * 3 + b"\n"
+    big = d / "final.txt"
+    fd = os.open(big, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.write(fd, (line * (size // len(line) + 1))[:size])
+    os.close(fd)
+    result = {"final-text": line.decode()[:50], "truncated?": True, "final-text-path": str(big)}
+    events.write_text(_line(1, "result", "r", **result) + "\n" + _line(2, "exit", "r", status="done") + "\n")
+    tracemalloc.start()
+    try:
+        with Channel("r", str(control), str(events), final_text_step=mib) as ch:
+            base = tracemalloc.get_traced_memory()[0]
+            worst = polls = 0
+            messages: list[dict[str, Any]] = []
+            while not messages:
+                before = tracemalloc.get_traced_memory()[0]
+                tracemalloc.reset_peak()
+                got, errors = ch.poll()
+                assert errors == []
+                messages += got
+                worst = max(worst, tracemalloc.get_traced_memory()[1] - before)
+                polls += 1
+                assert polls <= 100
+            peak = tracemalloc.get_traced_memory()[1] - base
+            text = ch.final_text
+    finally:
+        tracemalloc.stop()
+    assert [m["type"] for m in messages] == ["result", "exit"]
+    assert text is not None and len(text) == size and text.startswith(line.decode()) and ch.final_text_note is None
+    assert polls >= 64
+    assert worst <= 4 * mib, f"one poll allocated {worst / mib:.1f} MiB with 1 MiB steps"
+    assert peak <= 1.25 * size, f"peak {peak / mib:.1f} MiB for a {size / mib:.0f} MiB text"
+    assert not big.exists()
+
+
+def test_a_dead_childs_final_text_is_still_read_one_step_per_poll() -> None:
+    """A child that wrote its result and ended: the parent drains what it left, but the final
+    text still goes one bounded step per poll (it used to be read whole in the poll that found
+    the child dead, which stalled a hub for as long as the read took)."""
+    mib = 1 << 20
+    size = 24 * mib
+    lines = [
+        _line(1, "ready"),
+        _line(2, "result", **{"final-text": "z" * 10, "final-text-path": "{dir}/big.txt"}),
+        _line(3, "exit", status="done"),
+    ]
+    child = _hostile({"lines": lines, "then": "exit"})
+    with child:
+        fd = os.open(Path(child.directory) / "big.txt", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.write(fd, b"z" * size)
+        os.close(fd)
+        child.process.wait(timeout=60)  # dead before the parent reads a line
+        seen: list[str] = []
+        polls = 0
+        while not child.finished:
+            messages, _ = child.poll()
+            seen += [m["type"] for m in messages]
+            if "result" in seen:
+                assert child.channel.final_text == "z" * size
+            polls += 1
+            assert polls <= 1000
+        assert seen == ["ready", "result", "exit"]
+        assert polls >= size // (2 * mib), f"{polls} polls for {size // mib} MiB in 2 MiB steps"
+        assert child.status == "done" and child.error is None
+
+
+def test_a_hub_reads_a_dead_childs_final_text_across_rounds() -> None:
+    """The same through a hub: the read of a child that has ended takes one round per step, and
+    the child is finished (not left waiting for a timer) once its exit line is delivered."""
+    mib = 1 << 20
+    size = 24 * mib
+    lines = [
+        _line(1, "ready"),
+        _line(2, "result", **{"final-text": "w" * 10, "final-text-path": "{dir}/big.txt"}),
+        _line(3, "exit", status="done"),
+    ]
+    with Hub() as hub:
+        child = _hostile({"lines": lines, "then": "exit"}, grace=600.0)
+        fd = os.open(Path(child.directory) / "big.txt", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.write(fd, b"w" * size)
+        os.close(fd)
+        child.process.wait(timeout=60)  # dead before the hub reads a line
+        hub.add(child)
+        rounds = reading = 0
+        seen: list[str] = []
+        started = time.monotonic()
+        while not hub.finished:
+            assert time.monotonic() - started < 120, "the hub hung"
+            batches = hub.poll_batches()
+            rounds += 1
+            reading += child.channel.reading_final_text
+            seen += [m["type"] for _, messages in batches for m in messages]
+            if not batches:
+                hub.sleep(1.0)
+        assert seen == ["ready", "result", "exit"]
+        assert child.channel.final_text == "w" * size
+        assert reading >= size // (2 * mib) - 1, f"{reading} rounds read {size // mib} MiB in 2 MiB steps"
+        assert time.monotonic() - started < 60  # finished with its exit line, not by the 600 s backstop
 
 
 def test_a_file_over_the_cap_is_refused_through_spawn() -> None:

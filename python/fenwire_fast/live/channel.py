@@ -123,6 +123,12 @@ class _ChannelState:
         return self._final.reading or self._tailer.last_read >= self._tailer.max_bytes
 
     @property
+    def reading_final_text(self) -> bool:
+        """A ``result``'s final-text file is being read, one bounded step per :meth:`poll`; the
+        ``result`` and the lines after it wait until it is done."""
+        return not self.stopped and self._final.reading
+
+    @property
     def hot(self) -> bool:
         """Poll again soon: the last poll read some bytes of the event file (the child may still be
         writing; :attr:`unfinished_read` is one case), or a final-text read is under way."""

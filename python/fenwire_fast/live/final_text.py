@@ -11,11 +11,20 @@ text in ``final-text``. Everything in that line is the child's word, so the pare
 - accepts only a regular file owned by this user, readable by nobody else, with one link, that is
   not one of the channel's own files, and whose text starts with the ``final-text`` the line
   carried (a ``final-text-path`` without a ``final-text`` is refused);
+- checks again when the read is done, and once more right before removing the file, that its name
+  still refers to the file it opened and that the file has one link: the link count can drop
+  after ``open`` (a child that hard-links an outside file in and removes that name at once), so a
+  file that had another link at any of those moments is refused; and after removing the name, the
+  open file must have no link left (else it had a name elsewhere, and is refused);
 - reads at most ``cap`` bytes (one more to tell that the file is larger), in steps of bounded size
   (:meth:`FinalTextRead.step`), so a huge or growing file neither fills the parent's memory nor
-  blocks it for long;
+  blocks it for long: each step's bytes are decoded, checked against the prefix and appended to
+  the text as they come, so no step does more work for a larger file, and the parent holds the
+  text once plus a few steps' buffers;
 - removes the file through the same directory descriptor, and only if the name still refers to
-  the file it read.
+  the file it read (checked right before the ``unlink``); a refused file is not removed, except
+  when it is only after the ``unlink`` that it shows another link (then only the name in the
+  private directory is gone).
 
 Nothing here raises on what the child wrote: every refusal is a reason, in words.
 """
@@ -26,14 +35,18 @@ import codecs
 import errno
 import os
 import stat
+import threading
 from collections.abc import Iterable
 
 __all__ = ["DEFAULT_FINAL_TEXT_CAP", "READ_STEP", "PrivateDirectory", "FinalTextRead", "FinalTextFollower"]
 
 #: Largest final text a channel reads by default (bytes).
 DEFAULT_FINAL_TEXT_CAP = 256 * 1024 * 1024
-#: Bytes read per :meth:`FinalTextRead.step` by default: a few milliseconds of work.
-READ_STEP = 8 * 1024 * 1024
+#: Bytes read per :meth:`FinalTextRead.step` by default: a few milliseconds of work (reading,
+#: decoding, appending).
+READ_STEP = 2 * 1024 * 1024
+#: A file read whole and removed that is at least this large is closed on a thread of its own.
+_CLOSE_APART = 16 * 1024 * 1024
 
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -43,6 +56,19 @@ _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 def _identity(st: os.stat_result) -> tuple[int, int]:
     return (st.st_dev, st.st_ino)
+
+
+def _close_quietly(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
+def _utf8_decoder() -> codecs.IncrementalDecoder:
+    """UTF-8, bytes that are not UTF-8 replaced by U+FFFD: the same text as decoding the whole
+    file at once with ``errors="replace"``, however it is cut into steps."""
+    return codecs.getincrementaldecoder("utf-8")("replace")
 
 
 class PrivateDirectory:
@@ -108,7 +134,8 @@ class FinalTextRead:
     """One read of a final-text file, started by :meth:`start` and advanced by :meth:`step`.
 
     When :attr:`done` is true, :attr:`text` holds the whole text (and the file is gone) or
-    :attr:`why` says why it was refused (and nothing was removed)."""
+    :attr:`why` says why it was refused (and nothing was removed, unless the file showed another
+    link only once its name was removed: then that name is gone, the file's other names stay)."""
 
     def __init__(self) -> None:
         self.done = False
@@ -121,7 +148,14 @@ class FinalTextRead:
         self._directory: PrivateDirectory | None = None
         self._prefix = ""
         self._cap = 0
-        self._data = bytearray()
+        #: bytes read so far
+        self._size = 0
+        #: the text decoded so far (grown in place, see :meth:`_append`)
+        self._text = ""
+        #: characters of the prefix found at the start of the text so far
+        self._matched = 0
+        self._decoder = _utf8_decoder()
+        self._buffer = bytearray()
 
     @classmethod
     def start(cls, directory: PrivateDirectory, path: object, prefix: object, cap: int) -> FinalTextRead:
@@ -132,7 +166,8 @@ class FinalTextRead:
 
     def _refuse(self, why: str) -> None:
         self._close()
-        self._data = bytearray()
+        self._text = ""
+        self._buffer = bytearray()
         self.done = True
         self.why = why
 
@@ -175,64 +210,171 @@ class FinalTextRead:
         return None
 
     def step(self, budget: int = READ_STEP) -> bool:
-        """Read up to ``budget`` more bytes; finish when the file ends. Returns :attr:`done`."""
+        """Read up to ``budget`` more bytes, decode them and check them against the prefix; finish
+        when the file ends. Returns :attr:`done`.
+
+        Each step costs about the same whatever the text's size: the bytes are read into one
+        reused buffer, decoded as they come (a character cut between two steps is completed by the
+        next), compared with the part of the prefix they cover (a mismatch is refused at once),
+        and appended to the text, which grows in place (see :meth:`_append`)."""
         if self.done:
             return True
-        assert self._fd is not None
-        data = self._data
+        fd = self._fd
+        assert fd is not None
         try:
             while budget > 0:
-                want = min(budget, self._cap + 1 - len(data))
-                piece = os.read(self._fd, want)
-                if not piece:
-                    return self._finish()
-                data += piece
-                budget -= len(piece)
-                if len(data) > self._cap:
-                    self._refuse(f"{self._path} grew larger than {self._cap} bytes")
+                want = min(budget, self._cap + 1 - self._size)
+                if len(self._buffer) < want:
+                    self._buffer = bytearray(want)
+                with memoryview(self._buffer) as view:
+                    got = os.readv(fd, [view[:want]])
+                    if not got:
+                        return self._finish()
+                    self._size += got
+                    budget -= got
+                    if self._size > self._cap:
+                        self._refuse(f"{self._path} grew larger than {self._cap} bytes")
+                        return True
+                    piece = self._decoder.decode(view[:got])
+                if not self._take(piece):
                     return True
         except OSError as exc:
             self._refuse(f"cannot read {self._path}: {exc.strerror}")
             return True
         return False
 
+    def _take(self, piece: str) -> bool:
+        """Check ``piece`` against the prefix and append it; ``False`` (refused) on a mismatch."""
+        matched, prefix = self._matched, self._prefix
+        if matched < len(prefix) and piece:
+            covered = min(len(prefix) - matched, len(piece))
+            if not piece.startswith(prefix[matched : matched + covered]):
+                self._refuse(f"{self._path} does not start with the result's final-text")
+                return False
+            self._matched = matched + covered
+        self._append(piece)
+        return True
+
+    def _append(self, piece: str) -> None:
+        """Append ``piece`` to the text, in place when the interpreter can.
+
+        CPython grows a string that nothing else refers to in place (``text += piece`` into a
+        local variable: a ``realloc``, which for a large block remaps its pages rather than copying
+        them), so the text costs one copy of each piece, and the parent holds the text once plus a
+        step's worth of buffers. Joining pieces at the end instead would hold them all and the
+        joined text at once (twice the text) and copy everything in one go. What copies the text
+        so far: a piece with wider characters than the text had until then (ASCII, then Latin-1,
+        then the Basic Multilingual Plane, then beyond it: at most three times per text), for
+        CPython then makes a new, wider string; and a tracer on CPython 3.11 (a debugger,
+        coverage), which runs the ``+=`` unspecialised (see :func:`_warm_up`)."""
+        text = self._text
+        self._text = ""
+        text += piece
+        self._text = text
+
     def _finish(self) -> bool:
-        data, self._data = self._data, bytearray()
-        self._close()
-        text = codecs.decode(data, "utf-8", "replace")
-        del data
-        if not text.startswith(self._prefix):
-            self._refuse(f"{self._path} does not start with the result's final-text")
-            del text
+        why = self._still_the_file_read()
+        if why is not None:
+            self._refuse(why)
             return True
-        self._remove()
-        self.text = text
+        self._buffer = bytearray()
+        if not self._take(self._decoder.decode(b"", True)):  # a character cut off at the end
+            return True
+        if self._matched < len(self._prefix):
+            self._refuse(f"{self._path} does not start with the result's final-text")
+            return True
+        why = self._still_the_file_read() or self._remove()  # checked again right before the unlink
+        self._close(unlinked=True)
+        if why is not None:
+            self._refuse(why)
+            return True
+        self.text, self._text = self._text, ""
         self.done = True
         return True
 
-    def _remove(self) -> None:
-        directory, st = self._directory, self._st
-        if directory is None or directory.fd is None or st is None:
-            return
-        try:
-            now = os.stat(self._name, dir_fd=directory.fd, follow_symlinks=False)
-            if _identity(now) == _identity(st):
-                os.unlink(self._name, dir_fd=directory.fd)
-        except OSError:
-            pass
+    def _still_the_file_read(self) -> str | None:
+        """``None`` when the name still refers to the file that was opened and that file has one
+        link, now and when it was opened; else why not.
 
-    def _close(self) -> None:
-        if self._fd is not None:
+        One link at ``open`` proves nothing by itself: a child can hard-link a file from outside
+        into its directory, and remove that second name between the parent's ``open`` and its
+        ``fstat``; the count then drops to one while the open file is still the outside one. Only
+        a file that had one link when it was opened, still has one, and still has the name it was
+        opened by (the one name it has) is the child's own."""
+        directory, st = self._directory, self._st
+        if directory is None or directory.fd is None or st is None or self._fd is None:
+            return "the read was abandoned"
+        try:
+            now = os.fstat(self._fd)
+            named = os.stat(self._name, dir_fd=directory.fd, follow_symlinks=False)
+        except OSError as exc:
+            if exc.errno == errno.ENOENT:
+                return f"{self._path} was removed while it was read"
+            return f"cannot check {self._path} again: {exc.strerror}"
+        if _identity(named) != _identity(st):
+            return f"{self._path} was replaced while it was read"
+        if st.st_nlink != 1 or now.st_nlink != 1 or named.st_nlink != 1:
+            return f"{self._path} has other hard links"
+        return None
+
+    def _remove(self) -> str | None:
+        """Remove the name, then make sure the file has no link left; else why not.
+
+        The checks before cannot be the last word: while a child removes a link, the kernel drops
+        the link count before the name is gone, so for a moment the name still finds the file with
+        one link although its other link (outside) is the only one left. After the parent's own
+        ``unlink`` the open file must have no link at all: a file with a name anywhere else was not
+        the child's own. (What is removed is only ever the name in the private directory, checked
+        right before to refer to the file read; an outside file keeps its own name.)"""
+        directory = self._directory
+        if directory is None or directory.fd is None or self._fd is None:
+            return "the read was abandoned"
+        try:
+            os.unlink(self._name, dir_fd=directory.fd)
+            left = os.fstat(self._fd).st_nlink
+        except OSError as exc:
+            if exc.errno == errno.ENOENT:
+                return f"{self._path} was removed while it was read"
+            return f"cannot remove {self._path}: {exc.strerror}"
+        if left != 0:
+            return f"{self._path} has other hard links (found when its name was removed)"
+        return None
+
+    def _close(self, unlinked: bool = False) -> None:
+        """Close the file. Once its name is removed, the last ``close`` frees the file's pages and
+        blocks, about 45 ms for 255 MiB: a large file is closed on a thread of its own, so that the
+        poll that finishes the read does not wait for it (``close`` lets go of the GIL)."""
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        if unlinked and self._size >= _CLOSE_APART:
             try:
-                os.close(self._fd)
-            except OSError:
+                threading.Thread(
+                    target=_close_quietly, args=(fd,), name="fenwire final-text close", daemon=True
+                ).start()
+                return
+            except RuntimeError:  # no thread to be had: close it here
                 pass
-            self._fd = None
+        _close_quietly(fd)
 
     def cancel(self) -> None:
         """Stop the read and let go of the file (nothing is removed)."""
         if not self.done:
             self._refuse("the read was abandoned")
+
+
+def _warm_up() -> None:
+    """Have CPython specialise :meth:`FinalTextRead._append` for strings now.
+
+    CPython appends in place only once the ``+=`` is specialised (3.11: after a few calls of the
+    method); until then every append copies the whole text so far, so the first large text a
+    process reads would copy tens of MiB in each of its first steps."""
+    read = FinalTextRead()
+    for _ in range(64):
+        read._append("warm")
+
+
+_warm_up()
 
 
 class FinalTextFollower:

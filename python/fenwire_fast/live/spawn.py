@@ -147,7 +147,8 @@ class LiveChild:
         ``reap=False`` when no pidfd fired and no timer is due (the process is not asked about)."""
         messages, errors = self.channel.poll(woken=woken)
         self.messages += len(messages)
-        if reap or self.channel.exit is not None or self.channel.error is not None:
+        channel = self.channel
+        if reap or channel.exit is not None or channel.error is not None or self.process.returncode is not None:
             self._supervise(messages, errors, reap)
         return messages, errors
 
@@ -188,8 +189,8 @@ class LiveChild:
             remaining = self.deadline - time.time()
             if remaining <= 0:
                 self._arm(self.grace, "deadline")
-        if not reap:
-            return
+        if not reap and self.process.returncode is None:
+            return  # not asked about, and not known to have ended
         returncode = self.process.poll()
         if returncode is None:
             now = time.monotonic()
@@ -209,9 +210,13 @@ class LiveChild:
                     except OSError:
                         pass
             return
-        # The process is gone: whatever it wrote is in the file now. Drain it all.
+        # The process is gone: whatever it wrote is in the file now. Drain it all, but a final-text
+        # file goes on being read one step per poll (as while the child lived): the child is
+        # finished once the read is done and the lines held behind its result are delivered.
         if channel.exit is None:
             for _ in range(100_000):
+                if channel.reading_final_text:
+                    return
                 more, more_errors = channel.poll()
                 self.messages += len(more)
                 messages.extend(more)
