@@ -21,6 +21,9 @@
 pub mod codec;
 pub mod drain;
 pub mod framer;
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod json;
 pub mod message;
 pub mod quick;

@@ -460,6 +460,23 @@ impl Quick {
     }
 }
 
+/// [`crate::fuzzing::quick_masks`].
+#[cfg(fuzzing)]
+pub(crate) fn masks_for_fuzzing(line: &[u8], avx2: bool) -> Option<(Vec<u64>, bool)> {
+    let mut special = Vec::new();
+    if !avx2 {
+        let high = build_masks(line, &mut special);
+        return Some((special, high));
+    }
+    #[cfg(target_arch = "x86_64")]
+    if is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        let high = unsafe { build_masks_avx2(line, &mut special) };
+        return Some((special, high));
+    }
+    None
+}
+
 fn rule_of(schema: &Schema) -> TypeRule {
     let mut needs = [S_ANY; KeyId::COUNT];
     for (id, kind) in needs.iter_mut().zip(schema.kinds.iter()) {
