@@ -176,7 +176,8 @@ pub struct Quick {
     /// (empty: none yet).
     memos: Vec<Vec<u8>>,
     special: Vec<u64>,
-    /// Whether the CPU has AVX2 (for `build_masks_avx2`; always false off x86_64).
+    /// Whether to build the bitmap with `build_masks_avx2`: the CPU has AVX2 and SSE2 is not
+    /// forced ([`crate::simd`]; always false off x86_64).
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     avx2: bool,
 }
@@ -210,10 +211,7 @@ impl Quick {
             patterns: key_patterns(),
             memos: vec![Vec::new(); TYPE_COUNT],
             special: Vec::new(),
-            #[cfg(target_arch = "x86_64")]
-            avx2: is_x86_feature_detected!("avx2"),
-            #[cfg(not(target_arch = "x86_64"))]
-            avx2: false,
+            avx2: crate::simd::avx2(),
         }
     }
 
@@ -222,7 +220,8 @@ impl Quick {
     fn masks(&mut self, line: &[u8]) -> bool {
         #[cfg(target_arch = "x86_64")]
         if self.avx2 {
-            // SAFETY: `avx2` is true only when the CPU was found to support AVX2.
+            // SAFETY: `avx2` is true only when the CPU was found to support AVX2 (by
+            // `simd::avx2`, or by the tests' own `is_x86_feature_detected!`).
             return unsafe { build_masks_avx2(line, &mut self.special) };
         }
         build_masks(line, &mut self.special)
@@ -459,6 +458,23 @@ impl Quick {
         }
         Some((t, memo.len()))
     }
+}
+
+/// [`crate::fuzzing::quick_masks`].
+#[cfg(fuzzing)]
+pub(crate) fn masks_for_fuzzing(line: &[u8], avx2: bool) -> Option<(Vec<u64>, bool)> {
+    let mut special = Vec::new();
+    if !avx2 {
+        let high = build_masks(line, &mut special);
+        return Some((special, high));
+    }
+    #[cfg(target_arch = "x86_64")]
+    if is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        let high = unsafe { build_masks_avx2(line, &mut special) };
+        return Some((special, high));
+    }
+    None
 }
 
 fn rule_of(schema: &Schema) -> TypeRule {

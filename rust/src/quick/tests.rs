@@ -6,6 +6,19 @@ use crate::codec::{decode_with, SeqState};
 use crate::json::NullSink;
 use crate::schema::Fields;
 
+/// A `Quick` on the AVX2 path (`avx2`, when the CPU has it) or the SSE2 one, whatever
+/// `crate::simd`'s switch says (its test flips it while these run).
+fn on_path(direction: Direction, avx2: bool) -> Quick {
+    let mut quick = Quick::new(direction);
+    #[cfg(target_arch = "x86_64")]
+    {
+        quick.avx2 = avx2 && is_x86_feature_detected!("avx2");
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = avx2;
+    quick
+}
+
 /// What the exact check says of a line: `Some((seq, type_index))` when it accepts it.
 fn exact(line: &[u8], direction: Direction) -> Option<(u64, usize)> {
     let mut fields = Fields::new();
@@ -41,8 +54,14 @@ const ALPHABET: &[u8] = b"{}[]:,\" \\\t\nabnrtufe0123456789-.+Ex\x01\x7f\xc3\xa9
 
 #[test]
 fn accepts_typical_lines_and_only_what_the_exact_check_accepts() {
-    for direction in [Direction::Event, Direction::Control] {
-        let mut quick = Quick::new(direction);
+    for (direction, avx2) in [
+        (Direction::Event, true),
+        (Direction::Control, true),
+        (Direction::Event, false),
+        (Direction::Control, false),
+    ] {
+        // The SSE2 masks too, on a CPU with AVX2.
+        let mut quick = on_path(direction, avx2);
         for line in LINES {
             let got = quick.check(line);
             let want = exact(line, direction);
@@ -51,14 +70,16 @@ fn accepts_typical_lines_and_only_what_the_exact_check_accepts() {
             }
         }
     }
-    // The common shapes do take the fast path.
-    let mut quick = Quick::new(Direction::Event);
-    for line in &LINES[..12] {
-        assert!(
-            quick.check(line).is_some(),
-            "{}",
-            String::from_utf8_lossy(line)
-        );
+    // The common shapes do take the fast path, by either bitmap.
+    for avx2 in [true, false] {
+        let mut quick = on_path(Direction::Event, avx2);
+        for line in &LINES[..12] {
+            assert!(
+                quick.check(line).is_some(),
+                "{}",
+                String::from_utf8_lossy(line)
+            );
+        }
     }
 }
 
@@ -76,10 +97,10 @@ fn mutated_lines_are_never_accepted_wrongly() {
         (Direction::Event, true),
         (Direction::Control, true),
         (Direction::Event, false),
+        (Direction::Control, false),
     ] {
-        let mut quick = Quick::new(direction);
         // The SSE2 masks too, on a CPU with AVX2.
-        quick.avx2 &= avx2;
+        let mut quick = on_path(direction, avx2);
         for round in 0..300_000 {
             let mut line = LINES[round % LINES.len()].to_vec();
             if round % 7 == 0 {
@@ -127,8 +148,7 @@ fn type_names_hash_to_their_index() {
 #[test]
 fn strings_crossing_words_and_escapes_at_word_ends() {
     for avx2 in [true, false] {
-        let mut quick = Quick::new(Direction::Event);
-        quick.avx2 &= avx2;
+        let mut quick = on_path(Direction::Event, avx2);
         strings_crossing_words(&mut quick);
     }
 }
@@ -155,6 +175,43 @@ fn strings_crossing_words(quick: &mut Quick) {
             }
             if !tail.starts_with(b"\\u") && tail != b"\x01" {
                 assert_eq!(got, want, "{}", String::from_utf8_lossy(&line));
+            }
+        }
+    }
+}
+
+/// The two bitmaps agree bit for bit with a byte-by-byte one, at every length around the
+/// 64-byte words (AVX2's last partial word is a shifted overlapping load).
+#[test]
+fn sse2_and_avx2_masks_agree_with_a_plain_loop() {
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for len in 0..300usize {
+        for _ in 0..20 {
+            let line: Vec<u8> = (0..len)
+                .map(|_| ALPHABET[(next() as usize) % ALPHABET.len()])
+                .collect();
+            let mut want = vec![0u64; len.div_ceil(64)];
+            for (i, &c) in line.iter().enumerate() {
+                if c == b'"' || c == b'\\' || c < 0x20 {
+                    want[i / 64] |= 1 << (i % 64);
+                }
+            }
+            let high = line.iter().any(|&c| c >= 0x80);
+            let mut sse2 = Vec::new();
+            assert_eq!(build_masks(&line, &mut sse2), high);
+            assert_eq!(sse2, want, "{line:?}");
+            #[cfg(target_arch = "x86_64")]
+            if is_x86_feature_detected!("avx2") {
+                let mut avx2 = Vec::new();
+                // SAFETY: the CPU has AVX2 (checked just above).
+                assert_eq!(unsafe { build_masks_avx2(&line, &mut avx2) }, high);
+                assert_eq!(avx2, want, "{line:?}");
             }
         }
     }
