@@ -14,6 +14,10 @@ running gets SIGTERM, and SIGKILL ``term_grace`` seconds later. A channel error 
 foreign run, truncated event file) sends ``cancel`` once. A child whose process ends without an
 ``exit`` line is reported as :attr:`LiveChild.status` ``failed`` (``cancelled`` if the parent had
 sent ``cancel``, ``timed-out`` past the deadline); a partial last line is never delivered.
+
+Every child leads its own process group, and every signal goes to the whole group
+(:mod:`~fenwire_fast.live.group`): when the child ends, the group gets SIGTERM, and SIGKILL
+``term_grace`` seconds later if members remain.
 """
 
 from __future__ import annotations
@@ -21,7 +25,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -31,6 +34,7 @@ from dataclasses import asdict, is_dataclass
 from typing import Any
 
 from .channel import Channel, PollError
+from .group import ProcessGroup
 
 __all__ = ["spawn", "LiveChild", "child_command", "DEFAULT_GRACE", "DEFAULT_TERM_GRACE"]
 
@@ -95,12 +99,18 @@ class LiveChild:
         self._terminated_at: float | None = None
         self._finished = False
         self._death_status = "failed"
+        self.group = ProcessGroup(process, term_grace)
         #: called with this child when a supervision timer is set (a hub sleeping until then)
         self.on_timer: Callable[[LiveChild], None] | None = None
 
     @property
     def pid(self) -> int:
         return self.process.pid
+
+    @property
+    def pgid(self) -> int:
+        """The id of the child's process group (its pid: it leads the group)."""
+        return self.group.pgid
 
     @property
     def control_path(self) -> str:
@@ -157,6 +167,8 @@ class LiveChild:
         deadline, the kill backstop, or SIGKILL after SIGTERM; ``None`` when nothing is pending."""
         if self._finished:
             return None
+        if self.group.leader_gone:
+            return self.group.next_timer()
         if self._terminated_at is not None:
             return self._terminated_at + self.term_grace
         if self._kill_at is not None:
@@ -189,27 +201,17 @@ class LiveChild:
             remaining = self.deadline - time.time()
             if remaining <= 0:
                 self._arm(self.grace, "deadline")
+        group = self.group
         if not reap and self.process.returncode is None:
             return  # not asked about, and not known to have ended
-        returncode = self.process.poll()
-        if returncode is None:
-            now = time.monotonic()
-            if self._kill_at is not None and now >= self._kill_at:
-                if self._terminated_at is None:
-                    self._terminated_at = now
-                    self.killed = True
-                    try:
-                        self.process.terminate()
-                    except OSError:
-                        pass
-                    if self.on_timer is not None:
-                        self.on_timer(self)
-                elif now >= self._terminated_at + self.term_grace:
-                    try:
-                        self.process.kill()
-                    except OSError:
-                        pass
-            return
+        if not group.leader_gone:
+            if not group.leader_exited():
+                self._backstop()
+                return
+            group.leader_ended()  # SIGTERM to the group before the leader is reaped
+        group.supervise(time.monotonic())
+        returncode = self.process.returncode
+        assert returncode is not None
         # The process is gone: whatever it wrote is in the file now. Drain it all, but a final-text
         # file goes on being read one step per poll (as while the child lived): the child is
         # finished once the read is done and the lines held behind its result are delivered.
@@ -233,7 +235,22 @@ class LiveChild:
                 self._death_status = "cancelled"
             elif self.deadline is not None and time.time() >= self.deadline:
                 self._death_status = "timed-out"
-        self._finished = True
+        if group.done:
+            self._finished = True
+
+    def _backstop(self) -> None:
+        """The leader runs: SIGTERM its group once the kill backstop is due, SIGKILL ``term_grace`` later."""
+        now = time.monotonic()
+        if self._kill_at is None or now < self._kill_at:
+            return
+        if self._terminated_at is None:
+            self._terminated_at = now
+            self.killed = True
+            self.group.terminate()
+            if self.on_timer is not None:
+                self.on_timer(self)
+        elif now >= self._terminated_at + self.term_grace and not self.group.kill_sent:
+            self.group.kill()
 
     @property
     def finished(self) -> bool:
@@ -289,13 +306,10 @@ class LiveChild:
             return ""
 
     def kill(self) -> None:
-        """SIGKILL the process now (if it is still running)."""
-        if self.process.poll() is None:
-            try:
-                self.process.send_signal(signal.SIGKILL)
-            except OSError:
-                pass
+        """SIGKILL the child's whole process group now (if anything of it still runs)."""
+        if not self.group.leader_exited():
             self.killed = True
+        self.group.kill()
 
     def cleanup(self) -> None:
         """Kill the process if needed, reap it, close the files and remove the private directory."""
@@ -346,7 +360,9 @@ def spawn(
     is the JSON-able mapping given to the factory. ``directory``: where to create the private directory (default: the system
     temp dir). ``env`` adds variables to the inherited environment. ``max_bytes`` bounds each read
     of the event file; ``final_text_cap`` the final-text file a ``result`` may name (see
-    :class:`~fenwire_fast.live.channel.Channel`)."""
+    :class:`~fenwire_fast.live.channel.Channel`).
+
+    The child leads a new session and process group (``start_new_session``)."""
     if timeout is not None:
         deadline = time.time() + timeout
     base = tempfile.mkdtemp(prefix="fenwire-", dir=directory)
@@ -400,6 +416,7 @@ def spawn(
                 stdout=log,
                 stderr=log,
                 close_fds=True,
+                start_new_session=True,
             )
         finally:
             os.close(log)

@@ -1,0 +1,166 @@
+"""No process started by a child outlives the child's supervision.
+
+The agent (``live_agents:spawner``) starts ``sleep 600`` from a tool and leaves it running, and
+writes its own pid and the grandchild's to a file. Each test waits for that file (a condition),
+ends the child one way or another, and then waits, bounded, until both are gone. The group of
+every child is checked to be empty after each test (``conftest.py``).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from fenwire_fast.live.hub import Hub
+from fenwire_fast.live.spawn import LiveChild, spawn
+from live_harness import HANG_GUARD, child_env, wait_for_event, wait_gone
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="process groups are POSIX")
+
+
+def _pids(path: Path, *, timeout: float = HANG_GUARD) -> tuple[int, int]:
+    end = time.monotonic() + timeout
+    while not path.exists():
+        assert time.monotonic() < end, f"no pid file {path} within {timeout} s"
+        time.sleep(0.01)
+    child, grandchild = path.read_text().split()
+    return int(child), int(grandchild)
+
+
+def _spawner(tmp_path: Path, then: str, *, stubborn: bool = False, **kwargs: object) -> tuple[LiveChild, Path]:
+    pid_file = tmp_path / "pids"
+    config = {"pid_file": str(pid_file), "then": then, "stubborn": stubborn}
+    kwargs.setdefault("grace", 15.0)
+    child = spawn("go", agent="live_agents:spawner", agent_config=config, env=child_env(), **kwargs)  # type: ignore[arg-type]
+    return child, pid_file
+
+
+def _started(child: LiveChild, pid_file: Path) -> int:
+    """Wait until the tool has started its subprocess (its pid file is written: the events of a
+    blocked turn may never be); return the grandchild's pid."""
+    pid, grandchild = _pids(pid_file)
+    assert pid == child.pid
+    assert os.getpgid(grandchild) == child.pgid == child.pid  # the tool's subprocess is in the child's group
+    return grandchild
+
+
+def test_the_child_leads_its_own_group(tmp_path: Path) -> None:
+    child, pid_file = _spawner(tmp_path, "yield")
+    try:
+        _started(child, pid_file)
+        assert os.getpgid(child.pid) == child.pid != os.getpgrp()
+        assert os.getsid(child.pid) == child.pid  # a session of its own: no controlling terminal
+    finally:
+        child.cleanup()
+
+
+def test_kill_takes_the_grandchild(tmp_path: Path) -> None:
+    child, pid_file = _spawner(tmp_path, "yield")
+    try:
+        grandchild = _started(child, pid_file)
+        child.kill()
+        assert child.wait(HANG_GUARD) == "failed" and child.killed
+        wait_gone([child.pid, grandchild])
+    finally:
+        child.cleanup()
+
+
+def test_cancel_takes_the_grandchild(tmp_path: Path) -> None:
+    child, pid_file = _spawner(tmp_path, "yield")
+    try:
+        grandchild = _started(child, pid_file)
+        child.cancel()
+        assert child.wait(HANG_GUARD) == "cancelled"
+        assert child.returncode == 1 and not child.killed  # the child ended on its own
+        wait_gone([grandchild])
+    finally:
+        child.cleanup()
+
+
+def test_done_takes_the_grandchild(tmp_path: Path) -> None:
+    child, pid_file = _spawner(tmp_path, "done")
+    try:
+        grandchild = _started(child, pid_file)
+        wait_for_event(child, lambda e: e["type"] == "turn-complete")
+        child.close()
+        assert child.wait(HANG_GUARD) == "done" and child.returncode == 0 and not child.killed
+        wait_gone([grandchild])
+    finally:
+        child.cleanup()
+
+
+def test_a_grandchild_that_ignores_sigterm_gets_sigkill_after_term_grace(tmp_path: Path) -> None:
+    """The leader ended (``done``) but a member remains: SIGTERM, then SIGKILL ``term_grace`` later,
+    and the child is finished only then."""
+    child, pid_file = _spawner(tmp_path, "done", stubborn=True, term_grace=0.3)
+    try:
+        grandchild = _started(child, pid_file)
+        wait_for_event(child, lambda e: e["type"] == "turn-complete")
+        child.close()
+        assert child.wait(HANG_GUARD) == "done" and child.returncode == 0
+        assert child.group.kill_sent  # SIGTERM was not enough
+        wait_gone([grandchild])
+    finally:
+        child.cleanup()
+
+
+def test_the_backstop_takes_the_grandchild(tmp_path: Path) -> None:
+    """The agent blocks (no control is read): ``cancel``, then SIGTERM to the group after the grace."""
+    child, pid_file = _spawner(tmp_path, "block", grace=0.2)
+    try:
+        grandchild = _started(child, pid_file)
+        child.cancel()
+        assert child.wait(HANG_GUARD) == "cancelled"
+        assert child.killed and child.returncode == -signal.SIGTERM
+        wait_gone([grandchild])
+    finally:
+        child.cleanup()
+
+
+def test_the_backstop_kills_a_group_that_ignores_sigterm(tmp_path: Path) -> None:
+    """A leader that ignores SIGTERM, and its subprocess: SIGKILL to the group ``term_grace`` later."""
+    script = textwrap.dedent(
+        """
+        import os, signal, subprocess, sys, time
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        sub = subprocess.Popen(["sleep", "600"])
+        with open(sys.argv[1] + ".tmp", "w") as f:
+            f.write(f"{os.getpid()} {sub.pid}")
+        os.replace(sys.argv[1] + ".tmp", sys.argv[1])
+        time.sleep(3600)
+        """
+    )
+    pid_file = tmp_path / "pids"
+    child = spawn(None, command=[sys.executable, "-c", script, str(pid_file)], grace=0.1, term_grace=0.3)
+    try:
+        pid, grandchild = _pids(pid_file)
+        assert os.getpgid(grandchild) == child.pgid == pid
+        child.cancel()
+        assert child.wait(HANG_GUARD) == "cancelled"
+        assert child.killed and child.returncode == -signal.SIGKILL
+        wait_gone([grandchild])
+    finally:
+        child.cleanup()
+
+
+def test_a_hub_takes_the_grandchildren(tmp_path: Path) -> None:
+    with Hub() as hub:
+        children = []
+        for i in range(3):
+            pid_file = tmp_path / f"pids-{i}"
+            config = {"pid_file": str(pid_file), "then": "done"}
+            children.append(
+                (
+                    hub.spawn("go", agent="live_agents:spawner", agent_config=config, env=child_env(), grace=15.0),
+                    pid_file,
+                )
+            )
+        for child, _ in children:
+            child.close()  # queued: the turn ends, then the run is closed
+        assert set(hub.wait(HANG_GUARD).values()) == {"done"}
+        wait_gone([_pids(pid_file)[1] for _, pid_file in children])
