@@ -1,4 +1,4 @@
-"""No process started by a child outlives the child's supervision.
+"""No process started by a child outlives the child's supervision, nor the parent process.
 
 The agent (``live_agents:spawner``) starts ``sleep 600`` from a tool and leaves it running, and
 writes its own pid and the grandchild's to a file. Each test waits for that file (a condition),
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import textwrap
 import time
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 from fenwire_fast.live.hub import Hub
 from fenwire_fast.live.spawn import LiveChild, spawn
-from live_harness import HANG_GUARD, child_env, wait_for_event, wait_gone
+from live_harness import HANG_GUARD, child_env, group_empty, process_gone, wait_for_event, wait_gone
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="process groups are POSIX")
 
@@ -164,3 +165,68 @@ def test_a_hub_takes_the_grandchildren(tmp_path: Path) -> None:
             child.close()  # queued: the turn ends, then the run is closed
         assert set(hub.wait(HANG_GUARD).values()) == {"done"}
         wait_gone([_pids(pid_file)[1] for _, pid_file in children])
+
+
+PARENT = textwrap.dedent(
+    """
+    import json, os, sys, time
+    from fenwire_fast.live.spawn import spawn
+    out, mode, pid_file = sys.argv[1], sys.argv[2], sys.argv[3]
+    env = json.loads(sys.argv[4])
+    if mode == "own":
+        config = {"pid_file": pid_file, "then": "yield"}
+        child = spawn("go", agent="live_agents:spawner", agent_config=config, env=env, term_grace=0.3)
+    else:
+        child = spawn(None, command=[sys.executable, "-c", sys.argv[5], pid_file], env=env, term_grace=0.3)
+    while not os.path.exists(pid_file):
+        child.poll()
+        time.sleep(0.01)
+    with open(out + ".tmp", "w") as f:
+        f.write(open(pid_file).read())
+    os.replace(out + ".tmp", out)
+    time.sleep(3600)
+    """
+)
+
+FOREIGN = textwrap.dedent(
+    """
+    import os, subprocess, sys, time
+    sub = subprocess.Popen(["sleep", "600"])
+    with open(sys.argv[1] + ".tmp", "w") as f:
+        f.write(f"{os.getpid()} {sub.pid}")
+    os.replace(sys.argv[1] + ".tmp", sys.argv[1])
+    time.sleep(3600)
+    """
+)
+
+
+@pytest.mark.parametrize("mode", ["own", "foreign"])
+def test_a_parent_killed_with_sigkill_leaves_no_orphans(tmp_path: Path, mode: str) -> None:
+    """A parent process spawns a child whose tool starts ``sleep 600``; the parent is SIGKILLed;
+    the child and the grandchild are gone within 10 s (our own child watches the lifeline pipe; a
+    foreign command is taken down by the parent's keeper)."""
+    import json
+
+    out = tmp_path / "out"
+    env = child_env()
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT, str(out), mode, str(tmp_path / "pids"), json.dumps(env), FOREIGN],
+        env={**os.environ, **env},
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        pid, grandchild = _pids(out)
+        assert not process_gone(pid) and not process_gone(grandchild)
+        pgid = os.getpgid(pid)
+        assert pgid == pid and os.getpgid(grandchild) == pgid
+        parent.kill()
+        parent.wait()
+        wait_gone([pid, grandchild], timeout=10)
+        end = time.monotonic() + 10
+        while not group_empty(pgid):
+            assert time.monotonic() < end, f"group {pgid} not empty 10 s after its parent died"
+            time.sleep(0.02)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()

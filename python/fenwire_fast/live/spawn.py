@@ -17,7 +17,8 @@ sent ``cancel``, ``timed-out`` past the deadline); a partial last line is never 
 
 Every child leads its own process group, and every signal goes to the whole group
 (:mod:`~fenwire_fast.live.group`): when the child ends, the group gets SIGTERM, and SIGKILL
-``term_grace`` seconds later if members remain.
+``term_grace`` seconds later if members remain. When the parent process dies, the child takes its
+group down itself (:mod:`~fenwire_fast.live.orphans`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, is_dataclass
 from typing import Any
 
+from . import orphans
 from .channel import Channel, PollError
 from .group import ProcessGroup
 
@@ -80,6 +82,7 @@ class LiveChild:
         grace: float,
         term_grace: float,
         owns_directory: bool,
+        kept: bool = False,
     ) -> None:
         self.run = run
         self.directory = directory
@@ -100,6 +103,7 @@ class LiveChild:
         self._finished = False
         self._death_status = "failed"
         self.group = ProcessGroup(process, term_grace)
+        self._kept = kept  # listed with the keeper (a foreign command): released when the group is empty
         #: called with this child when a supervision timer is set (a hub sleeping until then)
         self.on_timer: Callable[[LiveChild], None] | None = None
 
@@ -236,7 +240,13 @@ class LiveChild:
             elif self.deadline is not None and time.time() >= self.deadline:
                 self._death_status = "timed-out"
         if group.done:
+            self._release()
             self._finished = True
+
+    def _release(self) -> None:
+        if self._kept:
+            self._kept = False
+            orphans.release(self.group.pgid)
 
     def _backstop(self) -> None:
         """The leader runs: SIGTERM its group once the kill backstop is due, SIGKILL ``term_grace`` later."""
@@ -318,6 +328,7 @@ class LiveChild:
             self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
+        self._release()
         self.channel.close()
         if self.owns_directory:
             shutil.rmtree(self.directory, ignore_errors=True)
@@ -362,7 +373,10 @@ def spawn(
     of the event file; ``final_text_cap`` the final-text file a ``result`` may name (see
     :class:`~fenwire_fast.live.channel.Channel`).
 
-    The child leads a new session and process group (``start_new_session``)."""
+    The child leads a new session and process group (``start_new_session``). This package's own
+    child gets the read end of the parent's lifeline pipe as ``FEN_WIRE_PARENT_FD``; any other
+    ``command`` is listed with the parent's keeper (see :mod:`~fenwire_fast.live.orphans`): either
+    way the group is taken down when the parent dies."""
     if timeout is not None:
         deadline = time.time() + timeout
     base = tempfile.mkdtemp(prefix="fenwire-", dir=directory)
@@ -388,6 +402,7 @@ def spawn(
             raise ValueError("agent_config needs agent")
         if agent is not None and (command is not None or mock is not None):
             raise ValueError("agent runs in this package's own child: it cannot be used with command or mock")
+        own = command is None
         if command is None:
             extra = [] if agent is None else ["--agent", agent]
             if agent_config is not None:
@@ -406,6 +421,12 @@ def spawn(
         if mock is not None:
             knobs = asdict(mock) if is_dataclass(mock) and not isinstance(mock, type) else dict(mock)
             child_env["FENWIRE_MOCK"] = json.dumps(knobs, separators=(",", ":"))
+        child_env.pop(orphans.PARENT_FD_ENV, None)
+        pass_fds: tuple[int, ...] = ()
+        if own:  # our own child watches the lifeline; a foreign command is listed with the keeper
+            pass_fds = (orphans.lifeline(),)
+            child_env[orphans.PARENT_FD_ENV] = str(pass_fds[0])
+            child_env[orphans.TERM_GRACE_ENV] = repr(float(term_grace))
         log = os.open(log_path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0))
         try:
             process = subprocess.Popen(
@@ -416,10 +437,12 @@ def spawn(
                 stdout=log,
                 stderr=log,
                 close_fds=True,
+                pass_fds=pass_fds,
                 start_new_session=True,
             )
         finally:
             os.close(log)
+        kept = not own and orphans.keeper().keep(process.pid, term_grace)
     except BaseException:
         shutil.rmtree(base, ignore_errors=True)
         raise
@@ -433,4 +456,5 @@ def spawn(
         grace=grace,
         term_grace=term_grace,
         owns_directory=True,
+        kept=kept,
     )
