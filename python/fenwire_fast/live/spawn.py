@@ -510,7 +510,12 @@ def spawn(
             )
         finally:
             os.close(log)
-        kept = not own and orphans.keeper().keep(process.pid, term_grace)
+        kept = False
+        if not own:
+            try:
+                kept = orphans.keeper().keep(process.pid, term_grace)
+            except OSError:  # no keeper (e.g. out of descriptors): the child still runs, unkept
+                pass
     except BaseException:
         shutil.rmtree(base, ignore_errors=True)
         raise
