@@ -230,3 +230,34 @@ def test_a_parent_killed_with_sigkill_leaves_no_orphans(tmp_path: Path, mode: st
         if parent.poll() is None:
             parent.kill()
             parent.wait()
+
+
+@pytest.mark.parametrize("value", ["abc", "99999", "-1", "0"])
+def test_a_bad_parent_fd_is_reported_and_ignored(tmp_path: Path, value: str) -> None:
+    """``FEN_WIRE_PARENT_FD`` that is not an open pipe: one line on stderr, no traceback, and the
+    run goes on (fd 0 here is ``/dev/null``, not a pipe)."""
+    control, events = tmp_path / "c.jsonl", tmp_path / "e.jsonl"
+    control.write_text(
+        '{"v":1,"seq":1,"type":"prompt","run":"run","text":"go"}\n{"v":1,"seq":2,"type":"close","run":"run"}\n'
+    )
+    env = {
+        **os.environ,
+        **child_env(),
+        "FEN_WIRE_CONTROL_PATH": str(control),
+        "FEN_WIRE_EVENT_PATH": str(events),
+        "FEN_WIRE_RUN_ID": "run",
+        "FEN_WIRE_PARENT_FD": value,
+        "FENWIRE_MOCK": '{"steps":1}',
+    }
+    env.pop("FEN_WIRE_DEADLINE", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "fenwire_fast", "child"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"ignoring FEN_WIRE_PARENT_FD={value!r}" in proc.stderr and "Traceback" not in proc.stderr
+    assert '"status":"done"' in events.read_text()
