@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -137,3 +138,31 @@ def short_repr(value: Any) -> str:
     except RecursionError:
         text = f"<{type(value).__name__} nested too deep to repr>"
     return text if len(text) < 2000 else text[:1000] + " ... " + text[-500:]
+
+
+@pytest.fixture(autouse=True)
+def live_groups_empty(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every test in ``tests/live`` ends with the process group of each child it spawned empty.
+
+    Records every ``LiveChild`` made during the test and, once it is over (its children cleaned
+    up), waits until each child's group is empty (``os.killpg(pgid, 0)`` raises
+    ``ProcessLookupError``; see ``live_harness.assert_groups_empty``). Here rather than in a
+    ``tests/live/conftest.py``, which would shadow this module for ``from conftest import ...``."""
+    if request.node.path.parent.name != "live":
+        yield
+        return
+    from fenwire_fast.live.spawn import LiveChild
+    from live_harness import assert_groups_empty
+
+    children: list[LiveChild] = []
+    real_init = LiveChild.__init__
+
+    def init(self: LiveChild, *args: Any, **kwargs: Any) -> None:
+        real_init(self, *args, **kwargs)
+        children.append(self)
+
+    monkeypatch.setattr(LiveChild, "__init__", init)
+    yield
+    monkeypatch.undo()
+    if children:
+        assert_groups_empty(children)

@@ -243,6 +243,12 @@ def child_main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | N
     except _Fail as exc:
         print(f"fenwire child: {exc}", file=sys.stderr)
         return 1
+    from .live.orphans import PARENT_FD_ENV, TERM_GRACE_ENV, watch_parent
+
+    watch_parent(env, lambda text: print(text, file=sys.stderr, flush=True))
+    if env is os.environ:  # the agent's own subprocesses are not watchers
+        for name in (PARENT_FD_ENV, TERM_GRACE_ENV):
+            os.environ.pop(name, None)
     return presenter.run_loop()
 
 

@@ -184,3 +184,36 @@ class SabotagedMock:
 
 def sabotaged() -> SabotagedMock:
     return SabotagedMock(os.environ.get("FENWIRE_SABOTAGE", "none"))
+
+
+class SpawnerAgent:
+    """A tool that starts a subprocess of its own (``sleep 600``, or one that ignores SIGTERM) and
+    leaves it running, writing ``"<child pid> <grandchild pid>"`` to ``pid_file``. Then the turn
+    ``ends`` (``done``: it returns), ``waits`` (``yield``: cancellable) or ``blocks`` (``block``:
+    sleeps, reading no control: only the backstop helps)."""
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.pid_file = str(config["pid_file"])
+        self.then = str(config.get("then", "done"))
+        self.stubborn = bool(config.get("stubborn", False))
+
+    def turn(self, request: TurnInput, ctx: TurnContext) -> TurnGenerator:
+        import subprocess
+        import time
+
+        command = ["sh", "-c", "trap '' TERM; exec sleep 600"] if self.stubborn else ["sleep", "600"]
+        yield {"type": "tool-call", "name": "bash", "id": "call-1", "arguments": {"command": " ".join(command)}}
+        grandchild = subprocess.Popen(command, stdin=subprocess.DEVNULL)
+        with open(self.pid_file + ".tmp", "w", encoding="utf-8") as handle:
+            handle.write(f"{os.getpid()} {grandchild.pid}")
+        os.replace(self.pid_file + ".tmp", self.pid_file)
+        yield {"type": "tool-result", "name": "bash", "id": "call-1", "tool-call-id": "call-1", "result": "started"}
+        if self.then == "block":
+            time.sleep(3600)
+        while self.then == "yield":
+            yield Wait(0.05)
+        return TurnResult(stop_reason="end_turn", text="left a subprocess behind")
+
+
+def spawner(config: dict[str, Any]) -> SpawnerAgent:
+    return SpawnerAgent(config)

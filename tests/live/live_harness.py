@@ -190,6 +190,80 @@ def wait_for_event(
             time.sleep(0.005)
 
 
+def group_members(pgid: int) -> list[str]:
+    """The processes of group ``pgid`` (``pid state command``), from ``/proc``; ``[]`` elsewhere."""
+    found = []
+    for name in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", encoding="utf-8", errors="replace") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        command, _, rest = stat.partition("(")[2].rpartition(")")
+        fields = rest.split()
+        if len(fields) > 2 and fields[2] == str(pgid):
+            found.append(f"{name} {fields[0]} {command}")
+    return found
+
+
+def group_empty(pgid: int) -> bool:
+    """No process is left in group ``pgid`` (``killpg(pgid, 0)`` raises ``ProcessLookupError``)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def assert_groups_empty(children: Iterable[LiveChild], *, timeout: float = 10.0) -> None:
+    """Wait (at most ``timeout`` seconds) until every child's process group is empty; fail naming
+    what is left. A killed process is gone at once, but a zombie stays in its group until its new
+    parent reaps it (here PID 1, which may take a second or two): hence the wait."""
+    pgids = [c.pgid for c in children]
+    end = time.monotonic() + timeout
+    while True:
+        left = [p for p in pgids if not group_empty(p)]
+        if not left:
+            return
+        if time.monotonic() > end:
+            raise AssertionError(
+                f"process groups not empty after {timeout} s: " + "; ".join(f"{p}: {group_members(p)}" for p in left)
+            )
+        time.sleep(0.02)
+
+
+def process_gone(pid: int) -> bool:
+    """``pid`` has ended (gone, or a zombie waiting to be reaped)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
+            return handle.read().rpartition(")")[2].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def wait_gone(pids: Iterable[int], *, timeout: float = 10.0) -> None:
+    """Wait (at most ``timeout`` seconds) until every process in ``pids`` has ended."""
+    pids = list(pids)
+    end = time.monotonic() + timeout
+    while True:
+        left = [p for p in pids if not process_gone(p)]
+        if not left:
+            return
+        if time.monotonic() > end:
+            raise AssertionError(f"processes still running after {timeout} s: {left}")
+        time.sleep(0.02)
+
+
 def elapsed(seconds: float) -> Condition:
     """Holds ``seconds`` after the scenario started."""
     return lambda ctx: time.monotonic() - ctx.started >= seconds

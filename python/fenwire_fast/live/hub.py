@@ -6,7 +6,7 @@ starve the others, and the first child polled moves on by one each round.
 
 On Linux the hub sleeps in the kernel (``wakeups="kernel"``): one epoll holds an inotify watch on
 every event file and a pidfd per child, so it wakes when a file grows or a process ends, and at
-the next supervision timer (deadline, kill backstop). An idle child costs nothing, not even a
+the next supervision timer (deadline, kill backstop, watchdog, a process group still emptying). An idle child costs nothing, not even a
 system call. Elsewhere, when the kernel refuses (a network file system, too many watches), or when
 asked (``Hub(wakeups="poll")`` or ``FENWIRE_WAKEUPS=poll``), it polls every child each round (a
 size check and a non-blocking ``waitpid`` for an idle one) and sleeps with a back-off between
@@ -56,11 +56,21 @@ class Hub:
     ``wakeups``: ``"auto"`` (the default, else ``$FENWIRE_WAKEUPS``), ``"kernel"`` (raise
     :class:`~fenwire_fast.live.wakeups.WakeupsUnavailable` where it cannot work) or ``"poll"``.
     ``min_sleep`` / ``max_sleep`` are the back-off between empty rounds when polling.
+    ``stall_timeout`` is the watchdog of the children :meth:`spawn` starts (unless given there):
+    a running child that delivers no event for that many seconds gets ``cancel``, then the backstop.
 
     ``child.status`` is the status after the whole read that brought an event, not at that event."""
 
-    def __init__(self, *, wakeups: str | None = None, min_sleep: float = 0.001, max_sleep: float = 0.03) -> None:
+    def __init__(
+        self,
+        *,
+        wakeups: str | None = None,
+        min_sleep: float = 0.001,
+        max_sleep: float = 0.03,
+        stall_timeout: float | None = None,
+    ) -> None:
         self.children: list[LiveChild] = []
+        self.stall_timeout = stall_timeout
         self.min_sleep = min_sleep
         self.max_sleep = max_sleep
         self._forced = wakeups == KERNEL
@@ -112,6 +122,8 @@ class Hub:
         make room for one more child."""
         ensure_open_files(len(self.children) + 1)
         name = run if run is not None else f"child-{len(self.children) + 1}"
+        if self.stall_timeout is not None:
+            kwargs.setdefault("stall_timeout", self.stall_timeout)
         return self.add(spawn(prompt, run=name, **kwargs))
 
     @property
@@ -140,6 +152,7 @@ class Hub:
             driver = self._driver
         brought = self._brought = False
         due = driver.due()
+        monotonic = time.monotonic
         again = driver.again  # the children to poll next round (a dict: child -> reap)
         for child, woken, reap in due:
             if not reap:
@@ -149,6 +162,7 @@ class Hub:
                 if fast is not None:
                     if fast:
                         child.messages += len(fast)
+                        child.last_event = monotonic()  # progress, for the watchdog
                         again.setdefault(child, False)  # it brought bytes: read it again next round
                         brought = True
                         yield child, fast

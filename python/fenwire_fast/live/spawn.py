@@ -14,6 +14,12 @@ running gets SIGTERM, and SIGKILL ``term_grace`` seconds later. A channel error 
 foreign run, truncated event file) sends ``cancel`` once. A child whose process ends without an
 ``exit`` line is reported as :attr:`LiveChild.status` ``failed`` (``cancelled`` if the parent had
 sent ``cancel``, ``timed-out`` past the deadline); a partial last line is never delivered.
+
+Every child leads its own process group, and every signal goes to the whole group
+(:mod:`~fenwire_fast.live.group`): when the child ends, the group gets SIGTERM, and SIGKILL
+``term_grace`` seconds later if members remain. When the parent process dies, the child takes its
+group down itself (:mod:`~fenwire_fast.live.orphans`). With ``stall_timeout``, a running child that
+delivers no event for that many seconds gets ``cancel`` (the **watchdog**), and then the backstop.
 """
 
 from __future__ import annotations
@@ -21,7 +27,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -30,7 +35,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, is_dataclass
 from typing import Any
 
+from . import orphans
 from .channel import Channel, PollError
+from .group import ProcessGroup
 
 __all__ = ["spawn", "LiveChild", "child_command", "DEFAULT_GRACE", "DEFAULT_TERM_GRACE"]
 
@@ -76,6 +83,8 @@ class LiveChild:
         grace: float,
         term_grace: float,
         owns_directory: bool,
+        stall_timeout: float | None = None,
+        kept: bool = False,
     ) -> None:
         self.run = run
         self.directory = directory
@@ -95,12 +104,26 @@ class LiveChild:
         self._terminated_at: float | None = None
         self._finished = False
         self._death_status = "failed"
+        self.group = ProcessGroup(process, term_grace)
+        self._kept = kept  # listed with the keeper (a foreign command): released when the group is empty
+        #: the watchdog: seconds without an event after which a running child gets ``cancel``
+        self.stall_timeout = stall_timeout
+        #: when (``time.monotonic()``) the last event was delivered (or the child was spawned)
+        self.last_event = time.monotonic()
+        #: the watchdog's verdict, once it fired: ``stalled: no event for S s``
+        self.stalled: str | None = None
+        self._stall_timed = False  # a timer for the watchdog was asked for (see on_timer)
         #: called with this child when a supervision timer is set (a hub sleeping until then)
         self.on_timer: Callable[[LiveChild], None] | None = None
 
     @property
     def pid(self) -> int:
         return self.process.pid
+
+    @property
+    def pgid(self) -> int:
+        """The id of the child's process group (its pid: it leads the group)."""
+        return self.group.pgid
 
     @property
     def control_path(self) -> str:
@@ -118,6 +141,8 @@ class LiveChild:
         if type_ == "cancel":
             self.cancel_sent = True
             self._arm(self.grace, "cancel")
+        elif self.stall_timeout is not None:
+            self._time_stall()  # a control to an idle child puts it to work: watch it
         return seq
 
     def prompt(self, text: str) -> int:
@@ -146,24 +171,70 @@ class LiveChild:
         A hub woken by the kernel passes ``woken=True`` (the file grew: no size check first) and
         ``reap=False`` when no pidfd fired and no timer is due (the process is not asked about)."""
         messages, errors = self.channel.poll(woken=woken)
-        self.messages += len(messages)
         channel = self.channel
+        if messages:
+            self.messages += len(messages)
+            self.last_event = time.monotonic()
+            if self.stall_timeout is not None and not self._stall_timed:
+                self._time_stall()
         if reap or channel.exit is not None or channel.error is not None or self.process.returncode is not None:
             self._supervise(messages, errors, reap)
         return messages, errors
+
+    def _stall_due(self) -> float | None:
+        """When the watchdog fires unless an event comes first; ``None`` while it does not watch:
+        no ``stall_timeout``, fired already, ``cancel`` sent, ``exit`` read, the process ended, or
+        the child idle (``ready``, every control acknowledged: waiting for the parent)."""
+        channel = self.channel
+        if (
+            self.stall_timeout is None
+            or self.stalled is not None
+            or self.cancel_sent
+            or channel.exit is not None
+            or self.group.leader_gone
+            or (channel.status == "ready" and not channel.unacked)
+        ):
+            return None
+        return self.last_event + self.stall_timeout
+
+    def _time_stall(self) -> None:
+        """Ask for a wake-up when the watchdog starts watching (a later due time is found when
+        that wake-up comes: the timer is set again from :meth:`next_timer`)."""
+        due = self._stall_due() is not None
+        if due and not self._stall_timed and self.on_timer is not None:
+            self.on_timer(self)
+        self._stall_timed = due
+
+    def _watch_stall(self) -> None:
+        due = self._stall_due()
+        self._stall_timed = due is not None
+        if due is None or time.monotonic() < due:
+            return
+        self.stalled = f"stalled: no event for {self.stall_timeout:g} s"
+        self._stall_timed = False
+        try:
+            self.send("cancel")
+        except OSError:
+            self.cancel_sent = True
+            self._arm(self.grace, "cancel")
 
     def next_timer(self) -> float | None:
         """When (``time.monotonic()``) supervision has something to do without any event: the
         deadline, the kill backstop, or SIGKILL after SIGTERM; ``None`` when nothing is pending."""
         if self._finished:
             return None
+        if self.group.leader_gone:
+            return self.group.next_timer()
+        when = self._stall_due()
         if self._terminated_at is not None:
-            return self._terminated_at + self.term_grace
-        if self._kill_at is not None:
-            return self._kill_at
-        if self.deadline is not None and self.channel.exit is None:
-            return time.monotonic() + max(self.deadline - time.time(), 0.0) + 0.001
-        return None
+            at = self._terminated_at + self.term_grace
+        elif self._kill_at is not None:
+            at = self._kill_at
+        elif self.deadline is not None and self.channel.exit is None:
+            at = time.monotonic() + max(self.deadline - time.time(), 0.0) + 0.001
+        else:
+            return when
+        return at if when is None else min(at, when)
 
     def _arm(self, delay: float, reason: str) -> None:
         at = time.monotonic() + delay
@@ -189,27 +260,19 @@ class LiveChild:
             remaining = self.deadline - time.time()
             if remaining <= 0:
                 self._arm(self.grace, "deadline")
+        if self.stall_timeout is not None:
+            self._watch_stall()
+        group = self.group
         if not reap and self.process.returncode is None:
             return  # not asked about, and not known to have ended
-        returncode = self.process.poll()
-        if returncode is None:
-            now = time.monotonic()
-            if self._kill_at is not None and now >= self._kill_at:
-                if self._terminated_at is None:
-                    self._terminated_at = now
-                    self.killed = True
-                    try:
-                        self.process.terminate()
-                    except OSError:
-                        pass
-                    if self.on_timer is not None:
-                        self.on_timer(self)
-                elif now >= self._terminated_at + self.term_grace:
-                    try:
-                        self.process.kill()
-                    except OSError:
-                        pass
-            return
+        if not group.leader_gone:
+            if not group.leader_exited():
+                self._backstop()
+                return
+            group.leader_ended()  # SIGTERM to the group before the leader is reaped
+        group.supervise(time.monotonic())
+        returncode = self.process.returncode
+        assert returncode is not None
         # The process is gone: whatever it wrote is in the file now. Drain it all, but a final-text
         # file goes on being read one step per poll (as while the child lived): the child is
         # finished once the read is done and the lines held behind its result are delivered.
@@ -233,7 +296,28 @@ class LiveChild:
                 self._death_status = "cancelled"
             elif self.deadline is not None and time.time() >= self.deadline:
                 self._death_status = "timed-out"
-        self._finished = True
+        if group.done:
+            self._release()
+            self._finished = True
+
+    def _release(self) -> None:
+        if self._kept:
+            self._kept = False
+            orphans.release(self.group.pgid)
+
+    def _backstop(self) -> None:
+        """The leader runs: SIGTERM its group once the kill backstop is due, SIGKILL ``term_grace`` later."""
+        now = time.monotonic()
+        if self._kill_at is None or now < self._kill_at:
+            return
+        if self._terminated_at is None:
+            self._terminated_at = now
+            self.killed = True
+            self.group.terminate()
+            if self.on_timer is not None:
+                self.on_timer(self)
+        elif now >= self._terminated_at + self.term_grace and not self.group.kill_sent:
+            self.group.kill()
 
     @property
     def finished(self) -> bool:
@@ -253,8 +337,15 @@ class LiveChild:
 
     @property
     def error(self) -> str | None:
-        """Why the run did not end well, when it did not: the exit's error, a channel error, or a
-        failure; a child that died without an ``exit`` line gets the last lines of its log too."""
+        """Why the run did not end well, when it did not: the watchdog's verdict first (``stalled:
+        no event for S s``), then the exit's error, a channel error, or a failure; a child that died
+        without an ``exit`` line gets the last lines of its log too."""
+        error = self._error()
+        if self.stalled is None:
+            return error
+        return self.stalled if error is None else f"{self.stalled}; {error}"
+
+    def _error(self) -> str | None:
         if self.channel.exit is not None and self.channel.exit.get("error"):
             return str(self.channel.exit["error"])
         if self.channel.error is not None or self.failure is None:
@@ -289,13 +380,10 @@ class LiveChild:
             return ""
 
     def kill(self) -> None:
-        """SIGKILL the process now (if it is still running)."""
-        if self.process.poll() is None:
-            try:
-                self.process.send_signal(signal.SIGKILL)
-            except OSError:
-                pass
+        """SIGKILL the child's whole process group now (if anything of it still runs)."""
+        if not self.group.leader_exited():
             self.killed = True
+        self.group.kill()
 
     def cleanup(self) -> None:
         """Kill the process if needed, reap it, close the files and remove the private directory."""
@@ -304,6 +392,7 @@ class LiveChild:
             self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
+        self._release()
         self.channel.close()
         if self.owns_directory:
             shutil.rmtree(self.directory, ignore_errors=True)
@@ -335,6 +424,7 @@ def spawn(
     final_text_cap: int | None = None,
     agent: str | None = None,
     agent_config: Mapping[str, Any] | None = None,
+    stall_timeout: float | None = None,
 ) -> LiveChild:
     """Start a live child and return it (see the module docstring).
 
@@ -346,7 +436,15 @@ def spawn(
     is the JSON-able mapping given to the factory. ``directory``: where to create the private directory (default: the system
     temp dir). ``env`` adds variables to the inherited environment. ``max_bytes`` bounds each read
     of the event file; ``final_text_cap`` the final-text file a ``result`` may name (see
-    :class:`~fenwire_fast.live.channel.Channel`)."""
+    :class:`~fenwire_fast.live.channel.Channel`). ``stall_timeout``: the watchdog (see the module
+    docstring); a stalled child's :attr:`LiveChild.error` says ``stalled: no event for S s``.
+
+    The child leads a new session and process group (``start_new_session``). This package's own
+    child gets the read end of the parent's lifeline pipe as ``FEN_WIRE_PARENT_FD``; any other
+    ``command`` is listed with the parent's keeper (see :mod:`~fenwire_fast.live.orphans`): either
+    way the group is taken down when the parent dies."""
+    if stall_timeout is not None and not stall_timeout > 0:
+        raise ValueError(f"stall_timeout must be a positive number of seconds, not {stall_timeout!r}")
     if timeout is not None:
         deadline = time.time() + timeout
     base = tempfile.mkdtemp(prefix="fenwire-", dir=directory)
@@ -372,6 +470,7 @@ def spawn(
             raise ValueError("agent_config needs agent")
         if agent is not None and (command is not None or mock is not None):
             raise ValueError("agent runs in this package's own child: it cannot be used with command or mock")
+        own = command is None
         if command is None:
             extra = [] if agent is None else ["--agent", agent]
             if agent_config is not None:
@@ -390,6 +489,12 @@ def spawn(
         if mock is not None:
             knobs = asdict(mock) if is_dataclass(mock) and not isinstance(mock, type) else dict(mock)
             child_env["FENWIRE_MOCK"] = json.dumps(knobs, separators=(",", ":"))
+        child_env.pop(orphans.PARENT_FD_ENV, None)
+        pass_fds: tuple[int, ...] = ()
+        if own:  # our own child watches the lifeline; a foreign command is listed with the keeper
+            pass_fds = (orphans.lifeline(),)
+            child_env[orphans.PARENT_FD_ENV] = str(pass_fds[0])
+            child_env[orphans.TERM_GRACE_ENV] = repr(float(term_grace))
         log = os.open(log_path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0))
         try:
             process = subprocess.Popen(
@@ -400,9 +505,17 @@ def spawn(
                 stdout=log,
                 stderr=log,
                 close_fds=True,
+                pass_fds=pass_fds,
+                start_new_session=True,
             )
         finally:
             os.close(log)
+        kept = False
+        if not own:
+            try:
+                kept = orphans.keeper().keep(process.pid, term_grace)
+            except OSError:  # no keeper (e.g. out of descriptors): the child still runs, unkept
+                pass
     except BaseException:
         shutil.rmtree(base, ignore_errors=True)
         raise
@@ -416,4 +529,6 @@ def spawn(
         grace=grace,
         term_grace=term_grace,
         owns_directory=True,
+        stall_timeout=stall_timeout,
+        kept=kept,
     )
