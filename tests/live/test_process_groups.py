@@ -173,11 +173,13 @@ PARENT = textwrap.dedent(
     from fenwire_fast.live.spawn import spawn
     out, mode, pid_file = sys.argv[1], sys.argv[2], sys.argv[3]
     env = json.loads(sys.argv[4])
+    # the private directory under the test's own: a SIGKILLed parent cannot remove it
+    where = {"env": env, "term_grace": 0.3, "directory": os.path.dirname(out)}
     if mode == "own":
         config = {"pid_file": pid_file, "then": "yield"}
-        child = spawn("go", agent="live_agents:spawner", agent_config=config, env=env, term_grace=0.3)
+        child = spawn("go", agent="live_agents:spawner", agent_config=config, **where)
     else:
-        child = spawn(None, command=[sys.executable, "-c", sys.argv[5], pid_file], env=env, term_grace=0.3)
+        child = spawn(None, command=[sys.executable, "-c", sys.argv[5], pid_file], **where)
     while not os.path.exists(pid_file):
         child.poll()
         time.sleep(0.01)
