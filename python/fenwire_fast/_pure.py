@@ -689,7 +689,7 @@ class Receiver:
         line of ``data``)."""
         return [(i, r) for i, r in enumerate(self._drain(data, True)) if type(r) is Rejection]
 
-    def fast_path_counters(self) -> dict[str, int]:
+    def fast_path_counters(self, *args: object, **kwargs: object) -> dict[str, int]:
         """Diagnostic counts of this receiver's fast paths (totals since it was made), as a dict of
         ints with these keys, always in this order:
 
@@ -711,6 +711,11 @@ class Receiver:
 
         Only the Rust backend has these paths; the pure backend returns the same keys, all 0.
         The fallbacks are 0 unless something is wrong: the output stays right either way, slower."""
+        # Misuse is worded as the Rust method words it (it takes no arguments at all).
+        if kwargs:
+            raise TypeError("Receiver.fast_path_counters() takes no keyword arguments")
+        if args:
+            raise TypeError(f"Receiver.fast_path_counters() takes no arguments ({len(args)} given)")
         # This backend has none of the counted paths (its own fast path in `_drain` is a
         # different one and is not counted): the same keys, all 0.
         return dict.fromkeys(_FAST_PATH_COUNTERS, 0)
