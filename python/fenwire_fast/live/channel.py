@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import DRAIN_BYTE_BUDGET, Receiver, Rejection, Sender, session
-from .final_text import DEFAULT_FINAL_TEXT_CAP, READ_STEP, FinalTextFollower
+from .final_text import DEFAULT_FINAL_TEXT_CAP, READ_STEP, FinalTextFollower, FinalTextStore
 
 if TYPE_CHECKING:
     from ..lines import Tailer
@@ -181,7 +181,11 @@ class Channel(_ChannelState):
 
     ``final_text_dir`` is the run's private directory (default: the event file's directory); it is
     opened once, now, so make the channel before the child starts. ``protected_paths`` are more
-    files there that a child may not hand over as its final text."""
+    files there that a child may not hand over as its final text. ``final_text_store`` keeps the
+    final texts read (a durable run's, see :class:`~fenwire_fast.live.final_text.FinalTextStore`);
+    ``follow_final_text=False`` never opens a final-text file (a read-only look at a run).
+
+    :meth:`resume` takes up a run that another channel (a parent that died) began."""
 
     def __init__(
         self,
@@ -194,6 +198,8 @@ class Channel(_ChannelState):
         protected_paths: Sequence[str] = (),
         final_text_cap: int = DEFAULT_FINAL_TEXT_CAP,
         final_text_step: int = READ_STEP,
+        final_text_store: FinalTextStore | None = None,
+        follow_final_text: bool = True,
     ) -> None:
         from ..lines import Tailer
 
@@ -213,7 +219,11 @@ class Channel(_ChannelState):
         self.stopped = False
         directory = final_text_dir if final_text_dir is not None else os.path.dirname(os.path.abspath(self.event_path))
         protected = [self.control_path, self.event_path, *protected_paths]
-        self._final = FinalTextFollower(directory, protected, final_text_cap, final_text_step)
+        self._final = FinalTextFollower(
+            directory, protected, final_text_cap, final_text_step, final_text_store, follow_final_text
+        )
+        #: events up to this ``seq`` are mirrored but not delivered (a resumed run's committed ones)
+        self._redeliver_after = 0
         self._held: list[Any] = []
         #: a read :meth:`poll_hot` made but did not deliver: :meth:`poll` delivers it
         self._unread: tuple[list[Any], str] | None = None
@@ -253,6 +263,32 @@ class Channel(_ChannelState):
         self.controls[seq] = sent
         return seq
 
+    def resume(self, committed_seq: int = 0) -> None:
+        """Take up a run begun by an earlier channel: read the control file (every control sent is
+        unacknowledged until its ack is read again; the next ``seq`` follows the last one there),
+        and deliver only the events after ``committed_seq`` (the earlier ones are mirrored, not
+        delivered). A control line cut short (its writer died mid-write) is ended with a newline,
+        so that the child rejects it and the next control is whole. Raises ``OSError``."""
+        if self._sender.seq or self.controls:
+            raise RuntimeError("resume() must come before anything is sent")
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+        self._fd = os.open(self.control_path, flags, 0o600)
+        data = b""
+        while chunk := os.pread(self._fd, 1 << 20, len(data)):
+            data += chunk
+        if data and not data.endswith(b"\n"):
+            os.write(self._fd, b"\n")
+            data += b"\n"
+        receiver = Receiver("control")
+        for item in receiver.feed(data):
+            if type(item) is dict and item.get("run") == self.run:
+                text = item.get("text")
+                sent = SentControl(item["seq"], item["type"], text if isinstance(text, str) else None)
+                self.controls[sent.seq] = self.unacked[sent.seq] = sent
+        self._sender.seq = receiver.seq
+        self._redeliver_after = max(0, int(committed_seq))
+        self._quiet = False
+
     # -- polling --------------------------------------------------------------------------------
 
     def poll(self, *, woken: bool = False) -> tuple[list[dict[str, Any]], list[PollError]]:
@@ -288,12 +324,29 @@ class Channel(_ChannelState):
                     else:
                         self._take(items, messages, errors)
         if messages:
-            self.events += len(messages)
             self.last_seq = messages[-1]["seq"]
+            if self._redeliver_after:
+                messages = self._after_commit(messages)
+            self.events += len(messages)
         if errors:
             self.errors.extend(errors)
-        self._quiet = not (self.stopped or self.exit is not None or self.error is not None or self._final.reading)
+        self._quiet = not (
+            self.stopped
+            or self.exit is not None
+            or self.error is not None
+            or self._final.reading
+            or self._redeliver_after
+        )
         return messages, errors
+
+    def _after_commit(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The messages after the committed position (see :meth:`resume`)."""
+        after = self._redeliver_after
+        if messages[-1]["seq"] > after:
+            self._redeliver_after = 0
+        if messages[0]["seq"] > after:
+            return messages
+        return [m for m in messages if m["seq"] > after]
 
     def poll_hot(self) -> list[dict[str, Any]] | None:
         """:meth:`poll` for a caller that knows the file grew or was just read (a hub's hot

@@ -36,9 +36,17 @@ import errno
 import os
 import stat
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Protocol
 
-__all__ = ["DEFAULT_FINAL_TEXT_CAP", "READ_STEP", "PrivateDirectory", "FinalTextRead", "FinalTextFollower"]
+__all__ = [
+    "DEFAULT_FINAL_TEXT_CAP",
+    "READ_STEP",
+    "PrivateDirectory",
+    "FinalTextRead",
+    "FinalTextFollower",
+    "FinalTextStore",
+]
 
 #: Largest final text a channel reads by default (bytes).
 DEFAULT_FINAL_TEXT_CAP = 256 * 1024 * 1024
@@ -156,11 +164,22 @@ class FinalTextRead:
         self._matched = 0
         self._decoder = _utf8_decoder()
         self._buffer = bytearray()
+        #: called with the whole text after the last check and before the file is removed (a
+        #: durable run keeps a copy there); an ``OSError`` refuses the read and removes nothing
+        self.keep: Callable[[str], None] | None = None
 
     @classmethod
-    def start(cls, directory: PrivateDirectory, path: object, prefix: object, cap: int) -> FinalTextRead:
+    def start(
+        cls,
+        directory: PrivateDirectory,
+        path: object,
+        prefix: object,
+        cap: int,
+        keep: Callable[[str], None] | None = None,
+    ) -> FinalTextRead:
         """Check ``path`` and open it; the read then goes on with :meth:`step`."""
         read = cls()
+        read.keep = keep
         read._start(directory, path, prefix, cap)
         return read
 
@@ -283,7 +302,7 @@ class FinalTextRead:
         if self._matched < len(self._prefix):
             self._refuse(f"{self._path} does not start with the result's final-text")
             return True
-        why = self._still_the_file_read() or self._remove()  # checked again right before the unlink
+        why = self._still_the_file_read() or self._kept() or self._remove()  # checked right before the unlink
         self._close(unlinked=True)
         if why is not None:
             self._refuse(why)
@@ -291,6 +310,16 @@ class FinalTextRead:
         self.text, self._text = self._text, ""
         self.done = True
         return True
+
+    def _kept(self) -> str | None:
+        """Hand the whole text to :attr:`keep` (if any); why not, when it could not keep it."""
+        if self.keep is None:
+            return None
+        try:
+            self.keep(self._text)
+        except OSError as exc:
+            return f"cannot keep a copy of {self._path}: {exc.strerror or exc}"
+        return None
 
     def _still_the_file_read(self) -> str | None:
         """``None`` when the name still refers to the file that was opened and that file has one
@@ -377,6 +406,16 @@ def _warm_up() -> None:
 _warm_up()
 
 
+class FinalTextStore(Protocol):
+    """Where a durable run keeps the final texts it read (the files are removed once read)."""
+
+    def load(self, seq: int) -> str | None:
+        """The text kept for the ``result`` numbered ``seq``, if any."""
+
+    def keep(self, seq: int, text: str) -> None:
+        """Keep the text of the ``result`` numbered ``seq``; raises ``OSError``."""
+
+
 class FinalTextFollower:
     """One run's final text: taken from its ``result`` line, completed from the file it names.
 
@@ -384,9 +423,21 @@ class FinalTextFollower:
     ``protected`` the files in it a child may not hand over. :meth:`follow` takes a ``result``;
     while :attr:`reading`, each :meth:`step` reads at most ``step_bytes`` more, at most ``cap`` in
     all. :attr:`text` is the whole answer when it could be had; :attr:`note` says why not. A run gets
-    one attempt: only the first ``result`` that names a file is followed."""
+    one attempt: only the first ``result`` that names a file is followed.
 
-    def __init__(self, directory: str, protected: Iterable[str], cap: int, step_bytes: int) -> None:
+    With a ``store``, a text kept there for the ``result`` is taken instead of the file (a
+    ``result`` delivered again after a restart), and a text read whole is kept there before its
+    file is removed. ``follow=False`` never opens a file (a read-only look at a run)."""
+
+    def __init__(
+        self,
+        directory: str,
+        protected: Iterable[str],
+        cap: int,
+        step_bytes: int,
+        store: FinalTextStore | None = None,
+        follow: bool = True,
+    ) -> None:
         if cap < 0 or step_bytes < 1:
             raise ValueError("final_text_cap must be >= 0 and final_text_step positive")
         self.cap = cap
@@ -396,6 +447,8 @@ class FinalTextFollower:
         self._private = PrivateDirectory(directory, protected)
         self._read: FinalTextRead | None = None
         self._cut = 0
+        self._store = store
+        self._follow = follow
 
     @property
     def reading(self) -> bool:
@@ -417,7 +470,18 @@ class FinalTextFollower:
             self.note = f"final text truncated to {self._cut} bytes: a final-text-path was already followed in this run"
             return
         self._private.used = True
-        self._read = FinalTextRead.start(self._private, path, text, self.cap)
+        seq = msg.get("seq")
+        store = self._store if isinstance(seq, int) else None
+        if store is not None:
+            kept = store.load(seq)  # type: ignore[arg-type]
+            if kept is not None:
+                self.text = kept
+                return
+        if not self._follow:
+            self.note = f"final text truncated to {self._cut} bytes: its file was not read"
+            return
+        keep = None if store is None else (lambda whole: store.keep(seq, whole))  # type: ignore[arg-type]
+        self._read = FinalTextRead.start(self._private, path, text, self.cap, keep)
         self.step()
 
     def step(self) -> bool:

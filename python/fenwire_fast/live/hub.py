@@ -26,17 +26,25 @@ the ``turn-complete`` is handed over. The status at each event is not tracked; f
 own types when that matters. From asyncio, waiting never spins and never blocks the loop: the
 epoll descriptor is watched by the loop (``loop.add_reader``).
 
+**Durable runs.** ``Hub(state_dir=PATH)`` keeps every run it spawns under ``PATH`` with a manifest
+(:mod:`~fenwire_fast.live.durable`); its children outlive the parent. :meth:`Hub.commit` records
+that everything handed over so far was handled; :meth:`Hub.attach` (after a crash, or a
+:meth:`Hub.detach`) takes every unfinished run up again and hands over every event after the last
+commit: **at least once**, nothing committed twice, nothing lost.
+
 Spawning many children raises the open-file soft limit as far as the hard limit allows (see
 :mod:`~fenwire_fast.live.limits`).
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from .backoff import Backoff
+from .durable import StateDir
 from .hub_drivers import KernelDriver, PollDriver
 from .limits import ensure_open_files
 from .spawn import LiveChild, spawn
@@ -58,6 +66,8 @@ class Hub:
     ``min_sleep`` / ``max_sleep`` are the back-off between empty rounds when polling.
     ``stall_timeout`` is the watchdog of the children :meth:`spawn` starts (unless given there):
     a running child that delivers no event for that many seconds gets ``cancel``, then the backstop.
+    ``state_dir`` makes the hub durable (see the module docstring); it raises
+    :class:`~fenwire_fast.live.durable.StateDirBusy` when another hub holds that state dir.
 
     ``child.status`` is the status after the whole read that brought an event, not at that event."""
 
@@ -68,8 +78,14 @@ class Hub:
         min_sleep: float = 0.001,
         max_sleep: float = 0.03,
         stall_timeout: float | None = None,
+        state_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         self.children: list[LiveChild] = []
+        #: the state dir of a durable hub (``None``: not durable)
+        self.state = StateDir(state_dir) if state_dir is not None else None
+        #: manifests :meth:`attach` could not take up, each with why (in words)
+        self.attach_errors: list[str] = []
+        self._uncommitted: dict[LiveChild, None] = {}  # durable children delivered since the last commit
         self.stall_timeout = stall_timeout
         self.min_sleep = min_sleep
         self.max_sleep = max_sleep
@@ -124,6 +140,8 @@ class Hub:
         name = run if run is not None else f"child-{len(self.children) + 1}"
         if self.stall_timeout is not None:
             kwargs.setdefault("stall_timeout", self.stall_timeout)
+        if self.state is not None:
+            kwargs["state"] = self.state
         return self.add(spawn(prompt, run=name, **kwargs))
 
     @property
@@ -151,6 +169,8 @@ class Hub:
             self._fall_back(driver.broken)
             driver = self._driver
         brought = self._brought = False
+        durable = self.state is not None
+        uncommitted = self._uncommitted
         due = driver.due()
         monotonic = time.monotonic
         again = driver.again  # the children to poll next round (a dict: child -> reap)
@@ -165,6 +185,9 @@ class Hub:
                         child.last_event = monotonic()  # progress, for the watchdog
                         again.setdefault(child, False)  # it brought bytes: read it again next round
                         brought = True
+                        if durable:
+                            child.delivered_seq = fast[-1]["seq"]
+                            uncommitted[child] = None
                         yield child, fast
                     else:
                         driver.polled(child, reap)
@@ -173,8 +196,13 @@ class Hub:
             driver.polled(child, reap)
             if child.finished:
                 self._unfinished.pop(child, None)
+                if durable:
+                    uncommitted[child] = None  # a finished run is closed at the next commit
             if messages:
                 brought = True
+                if durable:
+                    child.delivered_seq = messages[-1]["seq"]
+                    uncommitted[child] = None
                 yield child, messages
         if brought:
             self._brought = True
@@ -204,8 +232,11 @@ class Hub:
 
     def __iter__(self) -> Iterator[Item]:
         """Yield ``(child, event)`` as events arrive, until every child has finished."""
+        durable = self.state is not None
         for child, messages in self.batches():
             for message in messages:
+                if durable:  # handed over one at a time: a commit counts up to this one
+                    child.delivered_seq = message["seq"]
                 yield child, message
 
     def wait(self, timeout: float | None = None) -> dict[str, str]:
@@ -240,8 +271,11 @@ class Hub:
 
     async def stream(self) -> AsyncIterator[Item]:
         """The asyncio twin of iterating the hub: ``(child, event)`` pairs."""
+        durable = self.state is not None
         async for child, messages in self.batches_async():
             for message in messages:
+                if durable:
+                    child.delivered_seq = message["seq"]
                 yield child, message
 
     def __aiter__(self) -> AsyncIterator[Item]:
@@ -261,15 +295,88 @@ class Hub:
             raise TimeoutError(f"{len(self.active)} children still running after {timeout} s") from None
         return {c.run: c.status for c in self.children}
 
+    # -- durable runs -------------------------------------------------------------------------------
+
+    def commit(self) -> int:
+        """Record, in each run's manifest, that every event handed over so far has been handled
+        (a run also closes once it finished and all its events were committed: :meth:`attach`
+        leaves it alone then). Return how many manifests were written. Needs a ``state_dir``.
+
+        After a restart, :meth:`attach` hands over again every event after the last commit (at
+        least once), and none before it. Raises ``OSError`` when a manifest cannot be written."""
+        if self.state is None:
+            raise RuntimeError("commit() needs a durable hub: Hub(state_dir=...)")
+        now = time.time()
+        written = 0
+        done = []
+        for child in self._uncommitted:
+            record = child.durable
+            if record is None:
+                done.append(child)
+                continue
+            before = (record.manifest.committed_seq, record.manifest.closed)
+            if record.commit(child, now):
+                done.append(child)
+            written += before != (record.manifest.committed_seq, record.manifest.closed)
+        for child in done:
+            del self._uncommitted[child]
+        return written
+
+    @classmethod
+    def attach(cls, state_dir: str | os.PathLike[str], **kwargs: Any) -> Hub:
+        """A hub over every unfinished run in ``state_dir`` (left by a parent that died, or that
+        called :meth:`detach`): a child still running is adopted (a pidfd, checked against its
+        start time, so a reused pid is never taken for it), one that ended meanwhile is read to
+        its end. Each run's status, unacknowledged controls and final text are rebuilt from its
+        files, control ``seq`` goes on after the last one sent, and the events after the last
+        commit are handed over again. ``kwargs`` are :class:`Hub`'s. Manifests that cannot be
+        used are listed in :attr:`attach_errors`. Raises
+        :class:`~fenwire_fast.live.durable.StateDirBusy` when another hub holds the state dir."""
+        from .adopt import AdoptError, adopt
+
+        hub = cls(state_dir=state_dir, **kwargs)
+        assert hub.state is not None
+        try:
+            for name, manifest in hub.state.manifests():
+                if isinstance(manifest, str):
+                    hub.attach_errors.append(f"{name}: {manifest}")
+                elif not manifest.closed:
+                    try:
+                        child = adopt(hub.state, manifest, stall_timeout=hub.stall_timeout)
+                    except AdoptError as exc:
+                        hub.attach_errors.append(str(exc))
+                        continue
+                    hub.add(child)
+        except BaseException:
+            hub.detach()
+            raise
+        return hub
+
+    def detach(self) -> None:
+        """Let go of every child without stopping it (files, descriptors and the state dir's lock
+        are released): the runs of a durable hub are taken up again with :meth:`attach`. What was
+        not committed is handed over again then."""
+        self._driver.close()
+        for child in self.children:
+            child.detach()
+        self._unfinished.clear()
+        self._close_state()
+
+    def _close_state(self) -> None:
+        if self.state is not None:
+            self.state.close()
+
     # -- closing --------------------------------------------------------------------------------
 
     def close(self) -> None:
         """Kill what still runs, reap every process, remove the private directories and close the
-        kernel descriptors."""
+        kernel descriptors. A durable hub keeps its state dir (the runs are then read to their end
+        by :meth:`attach`); :meth:`detach` leaves the children running instead."""
         self._driver.close()
         for child in self.children:
             child.cleanup()
         self._unfinished.clear()
+        self._close_state()
 
     def __enter__(self) -> Hub:
         return self

@@ -110,7 +110,7 @@ class KernelDriver:
         self._wakeups.watch_file(child, child.event_path if fd is None else f"/proc/self/fd/{fd}")
         if child.process.returncode is None:  # reaped already: no pidfd, the first round finds it
             try:
-                self._wakeups.watch_process(child, child.pid)
+                self._wakeups.watch_process(child, child.pid, getattr(child.process, "pidfd", None))
             except BaseException:
                 self._wakeups.forget(child)
                 raise

@@ -33,11 +33,15 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, is_dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import orphans
 from .channel import Channel, PollError
 from .group import ProcessGroup
+
+if TYPE_CHECKING:
+    from .adopt import DurableRun
+    from .durable import StateDir
 
 __all__ = ["spawn", "LiveChild", "child_command", "DEFAULT_GRACE", "DEFAULT_TERM_GRACE"]
 
@@ -85,6 +89,7 @@ class LiveChild:
         owns_directory: bool,
         stall_timeout: float | None = None,
         kept: bool = False,
+        durable: DurableRun | None = None,
     ) -> None:
         self.run = run
         self.directory = directory
@@ -115,6 +120,11 @@ class LiveChild:
         self._stall_timed = False  # a timer for the watchdog was asked for (see on_timer)
         #: called with this child when a supervision timer is set (a hub sleeping until then)
         self.on_timer: Callable[[LiveChild], None] | None = None
+        #: the run's record in a state dir (a durable hub's child), else ``None``
+        self.durable = durable
+        #: the ``seq`` of the last event handed to the consumer (kept by a durable hub: what
+        #: :meth:`~fenwire_fast.live.hub.Hub.commit` records)
+        self.delivered_seq = durable.manifest.committed_seq if durable is not None else 0
 
     @property
     def pid(self) -> int:
@@ -287,7 +297,12 @@ class LiveChild:
                 if channel.exit is not None or not (more or more_errors) and not channel.pending():
                     break
         if channel.exit is None and self.failure is None:
-            how = f"was killed by signal {-returncode}" if returncode < 0 else f"exited with code {returncode}"
+            if self.adopted:
+                how = "ended (its exit code is unknown to a parent that re-attached)"
+            elif returncode < 0:
+                how = f"was killed by signal {-returncode}"
+            else:
+                how = f"exited with code {returncode}"
             self.failure = f"child {how} without an exit line"
             if self.killed:
                 self.failure += f" (killed {self.grace:g} s after {self._kill_reason})"
@@ -326,7 +341,14 @@ class LiveChild:
 
     @property
     def returncode(self) -> int | None:
-        return self.process.returncode
+        """The process's exit code (negative: the signal that killed it); ``None`` while it runs,
+        and always for an :attr:`adopted` child (its exit code cannot be had)."""
+        return None if self.adopted else self.process.returncode
+
+    @property
+    def adopted(self) -> bool:
+        """The child was taken up from a state dir by ``Hub.attach`` (not started by this process)."""
+        return getattr(self.process, "adopted", False)
 
     @property
     def status(self) -> str:
@@ -393,9 +415,17 @@ class LiveChild:
         except subprocess.TimeoutExpired:
             pass
         self._release()
-        self.channel.close()
+        self.detach()
         if self.owns_directory:
             shutil.rmtree(self.directory, ignore_errors=True)
+
+    def detach(self) -> None:
+        """Let go of the child without stopping it: close the files (and an adopted child's pidfd).
+        A durable run is then taken up again with ``Hub.attach``."""
+        self.channel.close()
+        close = getattr(self.process, "close", None)
+        if close is not None:
+            close()
 
     def __enter__(self) -> LiveChild:
         return self
@@ -425,6 +455,7 @@ def spawn(
     agent: str | None = None,
     agent_config: Mapping[str, Any] | None = None,
     stall_timeout: float | None = None,
+    state: StateDir | None = None,
 ) -> LiveChild:
     """Start a live child and return it (see the module docstring).
 
@@ -442,20 +473,37 @@ def spawn(
     The child leads a new session and process group (``start_new_session``). This package's own
     child gets the read end of the parent's lifeline pipe as ``FEN_WIRE_PARENT_FD``; any other
     ``command`` is listed with the parent's keeper (see :mod:`~fenwire_fast.live.orphans`): either
-    way the group is taken down when the parent dies."""
+    way the group is taken down when the parent dies.
+
+    ``state`` (a durable hub's state dir, see ``Hub(state_dir=...)``) makes the run **durable**:
+    its private directory goes under the state dir, next to a manifest written before the process
+    starts and again once it exists, and the child outlives its parent (no lifeline, no keeper)
+    until its deadline or until it is told to stop."""
     if stall_timeout is not None and not stall_timeout > 0:
         raise ValueError(f"stall_timeout must be a positive number of seconds, not {stall_timeout!r}")
     if timeout is not None:
         deadline = time.time() + timeout
-    base = tempfile.mkdtemp(prefix="fenwire-", dir=directory)
-    os.chmod(base, 0o700)
+    record: DurableRun | None = None
+    if state is not None:
+        if directory is not None:
+            raise ValueError("a durable run's directory is in its state dir: directory cannot be given too")
+        from .adopt import DurableRun
+        from .durable import new_manifest
+
+        name, base = state.new_run_directory(run)
+        settings = {"max_bytes": max_bytes, "final_text_cap": final_text_cap, "stall_timeout": stall_timeout}
+        manifest = new_manifest(run, name, base, deadline=deadline, grace=grace, term_grace=term_grace, **settings)
+        record = DurableRun(state, manifest)
+    else:
+        base = tempfile.mkdtemp(prefix="fenwire-", dir=directory)
+        os.chmod(base, 0o700)
     try:
         control_path = os.path.join(base, "control.jsonl")
         event_path = os.path.join(base, "events.jsonl")
         log_path = os.path.join(base, "child.log")
         for path in (control_path, event_path, log_path):
             _private_file(path)
-        channel_kwargs: dict[str, Any] = {"protected_paths": [log_path]}
+        channel_kwargs: dict[str, Any] = {"protected_paths": [log_path], "final_text_store": record}
         if max_bytes is not None:
             channel_kwargs["max_bytes"] = max_bytes
         if final_text_cap is not None:
@@ -491,7 +539,11 @@ def spawn(
             child_env["FENWIRE_MOCK"] = json.dumps(knobs, separators=(",", ":"))
         child_env.pop(orphans.PARENT_FD_ENV, None)
         pass_fds: tuple[int, ...] = ()
-        if own:  # our own child watches the lifeline; a foreign command is listed with the keeper
+        if state is not None:
+            assert record is not None
+            record.manifest.command = list(command)
+            record.save()  # before the process exists: a parent killed now leaves a findable run
+        elif own:  # our own child watches the lifeline; a foreign command is listed with the keeper
             pass_fds = (orphans.lifeline(),)
             child_env[orphans.PARENT_FD_ENV] = str(pass_fds[0])
             child_env[orphans.TERM_GRACE_ENV] = repr(float(term_grace))
@@ -511,13 +563,20 @@ def spawn(
         finally:
             os.close(log)
         kept = False
-        if not own:
+        if record is not None:
+            record.started(process.pid)
+        elif not own:
             try:
                 kept = orphans.keeper().keep(process.pid, term_grace)
             except OSError:  # no keeper (e.g. out of descriptors): the child still runs, unkept
                 pass
     except BaseException:
         shutil.rmtree(base, ignore_errors=True)
+        if record is not None:
+            try:
+                os.unlink(record.manifest.name + ".json", dir_fd=state.fd)  # type: ignore[union-attr]
+            except OSError:
+                pass
         raise
     return LiveChild(
         run=run,
@@ -528,7 +587,8 @@ def spawn(
         deadline=deadline,
         grace=grace,
         term_grace=term_grace,
-        owns_directory=True,
+        owns_directory=record is None,
         stall_timeout=stall_timeout,
         kept=kept,
+        durable=record,
     )

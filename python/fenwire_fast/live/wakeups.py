@@ -183,9 +183,10 @@ class KernelWakeups(Generic[K]):
             return False
         return True
 
-    def watch_process(self, key: K, pid: int) -> None:
-        """Wake when process ``pid`` (a child not reaped yet) ends. Raises ``OSError``."""
-        pidfd = os.pidfd_open(pid)
+    def watch_process(self, key: K, pid: int, pidfd: int | None = None) -> None:
+        """Wake when process ``pid`` (a child not reaped yet) ends. Raises ``OSError``. Given
+        ``pidfd`` (a process's pidfd, e.g. an adopted child's), a copy of it is watched instead."""
+        pidfd = os.pidfd_open(pid) if pidfd is None else os.dup(pidfd)
         try:
             self._epoll.register(pidfd, select.EPOLLIN)
         except BaseException:

@@ -1,0 +1,218 @@
+"""Taking up durable runs again: a child's process found by pid and start time, a run rebuilt from
+its files, and a run's record kept up to date.
+
+- :class:`AdoptedProcess` stands in for ``subprocess.Popen`` for a child this process did not
+  start. It holds a pidfd opened **before** the child's start time was checked against the
+  manifest, so the descriptor refers to the child and not to a process that took its pid later.
+  A re-attached parent cannot learn the child's exit code: only that it ended.
+- :func:`adopt` rebuilds a run from its manifest and files: a channel that has read the control
+  file (each control sent, and the ``seq`` to continue from) and reads the event file again from
+  its start, mirroring every event but handing over only those after the committed position.
+- :class:`DurableRun` is a run's manifest as the hub keeps it: written when the run starts, when
+  its process exists, and at each :meth:`~fenwire_fast.live.hub.Hub.commit` that moves it.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+from typing import TYPE_CHECKING
+
+from .channel import Channel
+from .durable import Manifest, StateDir, boot_id, process_start
+
+if TYPE_CHECKING:
+    from .spawn import LiveChild
+
+__all__ = ["AdoptedProcess", "DurableRun", "AdoptError", "adopt", "find_process", "alive"]
+
+
+class AdoptError(ValueError):
+    """A manifest whose run cannot be taken up (the message says why)."""
+
+
+class AdoptedProcess:
+    """A child adopted from a manifest, watched through a pidfd (``None``: it had ended already).
+
+    ``returncode`` is ``None`` while it runs and :data:`UNKNOWN` once it has ended: the exit code
+    of a process that is not this one's child cannot be had."""
+
+    #: the ``returncode`` of an adopted process that has ended
+    UNKNOWN = -(1 << 16)
+    adopted = True
+
+    def __init__(self, pid: int, pidfd: int | None) -> None:
+        self.pid = pid
+        self.pidfd = pidfd
+        self.returncode: int | None = None if pidfd is not None else self.UNKNOWN
+
+    def _ended(self, timeout: float) -> bool:
+        if self.pidfd is None:
+            return True
+        poller = select.poll()
+        poller.register(self.pidfd, select.POLLIN)
+        if not poller.poll(max(0, int(timeout * 1000))):
+            return False
+        os.close(self.pidfd)
+        self.pidfd = None
+        self.returncode = self.UNKNOWN
+        return True
+
+    def poll(self) -> int | None:
+        """:data:`UNKNOWN` once the process has ended, else ``None`` (never blocks)."""
+        if self.returncode is None:
+            self._ended(0)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Wait for the end; raises ``subprocess.TimeoutExpired`` after ``timeout`` seconds."""
+        if self.returncode is None and not self._ended(-1 if timeout is None else timeout):
+            raise subprocess.TimeoutExpired(str(self.pid), timeout or 0.0)
+        return self.UNKNOWN
+
+    def close(self) -> None:
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
+
+
+def _environ_names(pid: int, event_path: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            environ = handle.read()
+    except OSError:
+        return False
+    return b"FEN_WIRE_EVENT_PATH=" + os.fsencode(event_path) in environ.split(b"\0")
+
+
+def _find_unrecorded(event_path: str) -> int | None:
+    """The process that leads its own group and was started for ``event_path`` (a parent killed
+    between starting a child and recording its pid leaves such a manifest)."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return None
+    for entry in entries:
+        if entry.isdigit() and _environ_names(int(entry), event_path):
+            try:
+                if os.getpgid(int(entry)) == int(entry):
+                    return int(entry)
+            except OSError:
+                continue
+    return None
+
+
+def find_process(manifest: Manifest) -> AdoptedProcess:
+    """The run's child, if it still runs (a pidfd checked against the start time and boot), else
+    an ended :class:`AdoptedProcess`."""
+    pid, start = manifest.pid, manifest.start
+    if pid is None:
+        pid = _find_unrecorded(manifest.event_path)
+        if pid is None:
+            return AdoptedProcess(0, None)
+        start = process_start(pid)
+    elif manifest.boot is not None and manifest.boot != boot_id():
+        return AdoptedProcess(pid, None)  # the machine rebooted since
+    try:
+        pidfd = os.pidfd_open(pid)
+    except OSError:
+        return AdoptedProcess(pid, None)
+    # checked after the pidfd exists: the descriptor is the process whose start time matches
+    if start is None or process_start(pid) != start:
+        os.close(pidfd)
+        return AdoptedProcess(pid, None)
+    return AdoptedProcess(pid, pidfd)
+
+
+def alive(manifest: Manifest) -> bool:
+    """The run's child still runs (its pid, with the recorded start time, in this boot)."""
+    if manifest.pid is None or manifest.start is None or manifest.boot not in (None, boot_id()):
+        return False
+    return process_start(manifest.pid) == manifest.start
+
+
+class DurableRun:
+    """One run's manifest in a state dir, kept up to date (see the module docstring)."""
+
+    def __init__(self, state: StateDir, manifest: Manifest) -> None:
+        self.state = state
+        self.manifest = manifest
+
+    def save(self) -> None:
+        self.state.save(self.manifest)
+
+    def started(self, pid: int) -> None:
+        """The child's process exists: record its pid, start time and boot."""
+        manifest = self.manifest
+        manifest.pid, manifest.start, manifest.boot = pid, process_start(pid), boot_id()
+        self.save()
+
+    def commit(self, child: LiveChild, now: float) -> bool:
+        """Record ``child``'s delivered position (and that the run is closed, once it finished and
+        every event read was delivered); ``True`` when nothing is left to record later."""
+        manifest = self.manifest
+        seq = child.delivered_seq
+        closed = child.finished and seq >= child.channel.last_seq
+        if seq == manifest.committed_seq and closed == manifest.closed:
+            return closed or not child.finished
+        manifest.committed_seq = seq
+        manifest.committed_at = now
+        if closed:
+            manifest.closed = True
+            manifest.status = child.status
+        self.save()
+        return closed or not child.finished
+
+    # the channel's final-text store
+    def load(self, seq: int) -> str | None:
+        return self.state.final_text(self.manifest.name, seq)
+
+    def keep(self, seq: int, text: str) -> None:
+        self.state.keep_final_text(self.manifest.name, seq, text)
+
+
+def adopt(state: StateDir, manifest: Manifest, *, stall_timeout: float | None = None) -> LiveChild:
+    """Rebuild the run of ``manifest`` (see the module docstring). Raises :class:`AdoptError`."""
+    from .spawn import LiveChild
+
+    directory = state.run_path(manifest.name)
+    control = os.path.join(directory, "control.jsonl")
+    events = os.path.join(directory, "events.jsonl")
+    log = os.path.join(directory, "child.log")
+    if (manifest.control_path, manifest.event_path, manifest.log_path) != (control, events, log):
+        raise AdoptError(f"{manifest.name}: its paths are not those of its run directory")
+    if not os.path.isdir(directory):
+        raise AdoptError(f"{manifest.name}: its run directory is missing")
+    record = DurableRun(state, manifest)
+    kwargs: dict[str, object] = {}
+    if manifest.max_bytes is not None:
+        kwargs["max_bytes"] = manifest.max_bytes
+    if manifest.final_text_cap is not None:
+        kwargs["final_text_cap"] = manifest.final_text_cap
+    try:
+        channel = Channel(manifest.run, control, events, protected_paths=[log], final_text_store=record, **kwargs)  # type: ignore[arg-type]
+        channel.resume(manifest.committed_seq)
+    except OSError as exc:
+        raise AdoptError(f"{manifest.name}: cannot read its files: {exc.strerror or exc}") from None
+    process = find_process(manifest)
+    child = LiveChild(
+        run=manifest.run,
+        directory=directory,
+        channel=channel,
+        process=process,  # type: ignore[arg-type]
+        log_path=log,
+        deadline=manifest.deadline,
+        grace=manifest.grace,
+        term_grace=manifest.term_grace,
+        owns_directory=False,
+        stall_timeout=manifest.stall_timeout if manifest.stall_timeout is not None else stall_timeout,
+        durable=record,
+    )
+    if process.returncode is not None:
+        # it ended while no parent watched: its group id may be anyone's by now, so it is not signalled
+        child.group.leader_gone = child.group.done = True
+    if any(sent.type == "cancel" for sent in channel.controls.values()):
+        child.cancel_sent = True
+        child._arm(child.grace, "cancel")
+    return child

@@ -1,0 +1,307 @@
+"""Durable runs: a state dir that outlives the parent, and what is kept in it.
+
+A hub given a state dir (``Hub(state_dir=PATH)``) spawns every child into a private directory under
+``PATH`` and keeps, next to it, a small **manifest** (``<name>.json``): the run id, the child's pid
+with its start time and the machine's boot id (a pid that was reused is never taken for the child),
+the paths, the deadline, the supervision settings, and the consumer's **committed position** (the
+``seq`` of the last event the consumer said it handled). Manifests are replaced whole (written to a
+temporary name, then renamed through the state dir's descriptor), so a parent killed at any moment
+leaves either the old manifest or the new one. Nothing is ``fsync``-ed: a parent's crash loses
+nothing, a machine's crash may lose the last commits (the events are then delivered again).
+
+A final text the parent read from a child's file (which it then removes) is kept as
+``<name>.final`` before the file is removed, so a ``result`` delivered again after a restart still
+finds its whole text.
+
+The state dir is locked (``.lock``, ``flock``) by the one hub that uses it; the lock goes with the
+process, however it dies. This module knows the files; :mod:`~fenwire_fast.live.adopt` rebuilds
+runs from them.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import re
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+__all__ = [
+    "MANIFEST_VERSION",
+    "Manifest",
+    "StateDir",
+    "StateDirBusy",
+    "boot_id",
+    "process_start",
+]
+
+MANIFEST_VERSION = 1
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NAME = re.compile(r"^run-[A-Za-z0-9_.-]{1,80}$")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+#: a manifest larger than this is not read (it is not one this package wrote)
+_MANIFEST_CAP = 1 << 20
+
+
+class StateDirBusy(RuntimeError):
+    """Another hub (in this process or another) holds the state dir."""
+
+
+def process_start(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks after boot, from ``/proc``); ``None`` when no such
+    process is running or ``/proc`` cannot tell."""
+    try:
+        with open(f"/proc/{int(pid)}/stat", "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return None
+    # the name (field 2) is in parentheses and may hold anything: count fields after the last ")"
+    rest = stat[stat.rfind(b")") + 2 :].split()
+    try:
+        return int(rest[19])  # field 22, starttime
+    except (IndexError, ValueError):
+        return None
+
+
+_BOOT_ID: str | None = None
+
+
+def boot_id() -> str | None:
+    """This boot of the machine (``/proc/sys/kernel/random/boot_id``), or ``None``."""
+    global _BOOT_ID
+    if _BOOT_ID is None:
+        try:
+            with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
+                _BOOT_ID = handle.read().strip()
+        except OSError:
+            return None
+    return _BOOT_ID
+
+
+@dataclass
+class Manifest:
+    """What the state dir keeps about one run (``<name>.json``)."""
+
+    run: str
+    name: str
+    #: the child's pid, its start time (clock ticks after boot) and the boot it started in;
+    #: ``None`` until the process exists
+    pid: int | None = None
+    start: int | None = None
+    boot: str | None = None
+    command: list[str] = field(default_factory=list)
+    created: float = 0.0
+    deadline: float | None = None
+    grace: float = 3.0
+    term_grace: float = 1.0
+    stall_timeout: float | None = None
+    max_bytes: int | None = None
+    final_text_cap: int | None = None
+    #: the ``seq`` of the last event the consumer committed (0: none), and when
+    committed_seq: int = 0
+    committed_at: float | None = None
+    #: the run is over for the consumer: the child finished and every event it wrote was committed
+    closed: bool = False
+    #: the run's status when it was closed
+    status: str | None = None
+    control_path: str = ""
+    event_path: str = ""
+    log_path: str = ""
+    version: int = MANIFEST_VERSION
+
+    def to_json(self) -> bytes:
+        return json.dumps(asdict(self), separators=(",", ":"), ensure_ascii=False).encode("utf-8") + b"\n"
+
+    @classmethod
+    def from_json(cls, data: bytes) -> Manifest:
+        """Parse a manifest; raises ``ValueError`` (in words) for anything this package did not write."""
+        try:
+            raw = json.loads(data)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ValueError(f"not JSON: {exc}") from None
+        if not isinstance(raw, dict):
+            raise ValueError("not a JSON object")
+        if raw.get("version") != MANIFEST_VERSION:
+            raise ValueError(f"manifest version {raw.get('version')!r}, not {MANIFEST_VERSION}")
+        known = {f.name for f in fields(cls)}
+        manifest = cls(**{k: v for k, v in raw.items() if k in known})
+        manifest._check()
+        return manifest
+
+    def _check(self) -> None:
+        def kind(name: str, types: Any, optional: bool = False) -> None:
+            value = getattr(self, name)
+            if (value is None and optional) or (isinstance(value, types) and not isinstance(value, bool)):
+                return
+            raise ValueError(f"{name} is {value!r}")
+
+        kind("run", str)
+        kind("name", str)
+        if not _NAME.match(self.name):
+            raise ValueError(f"name {self.name!r} is not a run directory's name")
+        for name in ("pid", "start", "max_bytes", "final_text_cap"):
+            kind(name, int, optional=True)
+        kind("committed_seq", int)
+        for name in ("deadline", "stall_timeout", "committed_at"):
+            kind(name, (int, float), optional=True)
+        for name in ("grace", "term_grace", "created"):
+            kind(name, (int, float))
+        kind("boot", str, optional=True)
+        kind("status", str, optional=True)
+        if not isinstance(self.closed, bool):
+            raise ValueError(f"closed is {self.closed!r}")
+        if not isinstance(self.command, list) or not all(isinstance(a, str) for a in self.command):
+            raise ValueError("command is not a list of strings")
+        if self.pid is not None and self.pid <= 0 or self.committed_seq < 0:
+            raise ValueError("a negative pid or committed position")
+
+
+def _safe(run: str) -> str:
+    return _UNSAFE.sub("_", run)[:40] or "_"
+
+
+class StateDir:
+    """A state dir, opened (as a directory descriptor) and locked for one hub.
+
+    Raises :class:`StateDirBusy` when another hub holds it, ``OSError`` when it cannot be made or
+    opened. The directory is made (mode 0700) when missing."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.path.abspath(os.fspath(path))
+        try:
+            os.mkdir(self.path, 0o700)
+        except FileExistsError:
+            pass
+        self.fd: int | None = os.open(self.path, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+        try:
+            self._lock = os.open(".lock", os.O_RDWR | os.O_CREAT | _O_CLOEXEC | _O_NOFOLLOW, 0o600, dir_fd=self.fd)
+            try:
+                fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                os.close(self._lock)
+                if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    raise StateDirBusy(f"state dir {self.path} is in use by another hub") from None
+                raise
+        except BaseException:
+            os.close(self.fd)
+            self.fd = None
+            raise
+
+    # -- runs -----------------------------------------------------------------------------------
+
+    def new_run_directory(self, run: str) -> tuple[str, str]:
+        """Make a run's private directory (mode 0700); return ``(name, path)``."""
+        path = tempfile.mkdtemp(prefix=f"run-{_safe(run)}-", dir=self.path)
+        os.chmod(path, 0o700)
+        return os.path.basename(path), path
+
+    def run_path(self, name: str) -> str:
+        return os.path.join(self.path, name)
+
+    def save(self, manifest: Manifest) -> None:
+        """Replace ``<name>.json`` whole (a temporary name, then ``rename``)."""
+        self._replace(manifest.name + ".json", manifest.to_json())
+
+    def _replace(self, name: str, data: bytes) -> None:
+        fd_dir = self.fd
+        if fd_dir is None:
+            raise OSError(errno.EBADF, "the state dir is closed")
+        temporary = f".{name}.{os.getpid()}.tmp"
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _O_CLOEXEC | _O_NOFOLLOW, 0o600, dir_fd=fd_dir)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.rename(temporary, name, src_dir_fd=fd_dir, dst_dir_fd=fd_dir)
+
+    def manifests(self) -> list[tuple[str, Manifest | str]]:
+        """Every manifest here, by name: the manifest, or why it cannot be used (in words)."""
+        return read_manifests(self.path, self.fd)
+
+    # -- final texts ----------------------------------------------------------------------------
+
+    def keep_final_text(self, name: str, seq: int, text: str) -> None:
+        """Keep the final text of ``name``'s ``result`` number ``seq`` (``<name>.final``)."""
+        self._replace(name + ".final", b"%d\n" % seq + text.encode("utf-8", "surrogatepass"))
+
+    def final_text(self, name: str, seq: int) -> str | None:
+        """The final text kept for ``name``'s ``result`` number ``seq``, if any."""
+        data = _read_at(self.fd, name + ".final", None)
+        if data is None:
+            return None
+        head, _, text = data.partition(b"\n")
+        if head != b"%d" % seq:
+            return None
+        return text.decode("utf-8", "surrogatepass")
+
+    def close(self) -> None:
+        """Let go of the lock and the descriptor."""
+        if self.fd is not None:
+            os.close(self._lock)
+            os.close(self.fd)
+            self.fd = None
+
+
+def _read_at(dir_fd: int | None, name: str, cap: int | None) -> bytes | None:
+    try:
+        fd = os.open(name, os.O_RDONLY | _O_CLOEXEC | _O_NOFOLLOW, dir_fd=dir_fd)
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            return handle.read() if cap is None else handle.read(cap + 1)
+    except OSError:
+        return None
+
+
+def read_manifests(path: str, dir_fd: int | None = None) -> list[tuple[str, Manifest | str]]:
+    """The manifests in state dir ``path`` (read-only: no lock), sorted by name."""
+    found: list[tuple[str, Manifest | str]] = []
+    own = dir_fd is None
+    if own:
+        dir_fd = os.open(path, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+    try:
+        names = sorted(n for n in os.listdir(dir_fd) if n.endswith(".json") and not n.startswith("."))
+        for file_name in names:
+            name = file_name[: -len(".json")]
+            data = _read_at(dir_fd, file_name, _MANIFEST_CAP)
+            if data is None:
+                found.append((name, "cannot be read"))
+                continue
+            if len(data) > _MANIFEST_CAP:
+                found.append((name, f"larger than {_MANIFEST_CAP} bytes"))
+                continue
+            try:
+                manifest = Manifest.from_json(data)
+            except (ValueError, TypeError) as exc:
+                found.append((name, f"not a manifest: {exc}"))
+                continue
+            if manifest.name != name:
+                found.append((name, f"names another run directory ({manifest.name!r})"))
+                continue
+            found.append((name, manifest))
+    finally:
+        if own:
+            os.close(dir_fd)
+    return found
+
+
+def new_manifest(run: str, name: str, directory: str, **settings: Any) -> Manifest:
+    """The manifest of a run about to start in ``directory`` (no pid yet)."""
+    return Manifest(
+        run=run,
+        name=name,
+        created=time.time(),
+        control_path=os.path.join(directory, "control.jsonl"),
+        event_path=os.path.join(directory, "events.jsonl"),
+        log_path=os.path.join(directory, "child.log"),
+        **settings,
+    )
