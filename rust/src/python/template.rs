@@ -21,7 +21,7 @@ use pyo3::types::PyDict;
 use super::ffi::{dict_set, presized_dict};
 use super::sink::Members;
 
-/// Key sequences remembered: each may sit in one of two neighbouring slots chosen by a hash of
+/// Key sequences remembered: each may sit in one of four neighbouring slots chosen by a hash of
 /// its keys.
 const SLOTS: usize = 256;
 /// Objects with more members than this are built key by key.
@@ -127,23 +127,26 @@ impl DictTemplates {
             }
         }
         let first = hash_keys(members);
-        let found = [first, first ^ 1].into_iter().find(|&i| {
+        let ways = [first, first ^ 1, first ^ 2, first ^ 3];
+        let found = ways.into_iter().find(|&i| {
             self.slots[i]
                 .as_ref()
                 .is_some_and(|s| same_keys(&s.keys, members))
         });
         let Some(i) = found else {
-            // New here: take a free slot of the two, else one that holds no template yet,
-            // else the first. (A free neighbour comes before a once-seen order in the first
-            // slot: two orders that share a slot and alternate, a message's and its nested
-            // object's, would otherwise evict each other before either had a template.)
-            let untemplated = |s: &Option<Box<Slot>>| s.as_ref().is_none_or(|s| s.dict.is_none());
-            let (a, b) = (&self.slots[first], &self.slots[first ^ 1]);
-            let i = if a.is_none() || (b.is_some() && untemplated(a)) || !untemplated(b) {
-                first
-            } else {
-                first ^ 1
-            };
+            // New here: take a free slot of the four, else one that holds no template yet, else
+            // the first. (A free slot comes before a once-seen order: two orders that share
+            // slots and alternate, a message's and its nested object's, would otherwise evict
+            // each other before either had a template. Four ways, not two: with two, three of a
+            // stream's dozen or so key orders landing on one pair of slots, which happened for
+            // about one str hash seed in 40, evicted each other on every line.)
+            let untemplated = |i: &usize| self.slots[*i].as_ref().is_none_or(|s| s.dict.is_none());
+            let i = ways
+                .iter()
+                .copied()
+                .find(|&i| self.slots[i].is_none())
+                .or_else(|| ways.iter().copied().find(untemplated))
+                .unwrap_or(first);
             self.slots[i] = Some(Box::new(Slot {
                 keys: members.iter().map(|(k, _)| k.as_ptr() as usize).collect(),
                 _keys_alive: members
