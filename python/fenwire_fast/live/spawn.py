@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from . import orphans
 from .channel import Channel, PollError
 from .group import ProcessGroup
+from .watchdog import StallWatchdog
 
 if TYPE_CHECKING:
     from .adopt import DurableRun
@@ -72,7 +73,7 @@ def _private_file(path: str) -> None:
     os.close(fd)
 
 
-class LiveChild:
+class LiveChild(StallWatchdog):
     """One spawned child: its process, its files and its :class:`Channel`."""
 
     def __init__(
@@ -190,43 +191,6 @@ class LiveChild:
         if reap or channel.exit is not None or channel.error is not None or self.process.returncode is not None:
             self._supervise(messages, errors, reap)
         return messages, errors
-
-    def _stall_due(self) -> float | None:
-        """When the watchdog fires unless an event comes first; ``None`` while it does not watch:
-        no ``stall_timeout``, fired already, ``cancel`` sent, ``exit`` read, the process ended, or
-        the child idle (``ready``, every control acknowledged: waiting for the parent)."""
-        channel = self.channel
-        if (
-            self.stall_timeout is None
-            or self.stalled is not None
-            or self.cancel_sent
-            or channel.exit is not None
-            or self.group.leader_gone
-            or (channel.status == "ready" and not channel.unacked)
-        ):
-            return None
-        return self.last_event + self.stall_timeout
-
-    def _time_stall(self) -> None:
-        """Ask for a wake-up when the watchdog starts watching (a later due time is found when
-        that wake-up comes: the timer is set again from :meth:`next_timer`)."""
-        due = self._stall_due() is not None
-        if due and not self._stall_timed and self.on_timer is not None:
-            self.on_timer(self)
-        self._stall_timed = due
-
-    def _watch_stall(self) -> None:
-        due = self._stall_due()
-        self._stall_timed = due is not None
-        if due is None or time.monotonic() < due:
-            return
-        self.stalled = f"stalled: no event for {self.stall_timeout:g} s"
-        self._stall_timed = False
-        try:
-            self.send("cancel")
-        except OSError:
-            self.cancel_sent = True
-            self._arm(self.grace, "cancel")
 
     def next_timer(self) -> float | None:
         """When (``time.monotonic()``) supervision has something to do without any event: the
