@@ -327,6 +327,18 @@ def demo_main(argv: Sequence[str] | None = None) -> int:
     return 0 if report.ok else 1
 
 
+def _cmd_runs(args: argparse.Namespace) -> int:
+    from .live.runs import inspect, print_runs
+
+    try:
+        reports = inspect(args.path)
+    except OSError as exc:
+        print(f"fenwire runs: cannot read {args.path}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    print_runs(reports, sys.stdout, as_json=args.json)
+    return 0
+
+
 class _Terminated(Exception):
     """SIGTERM arrived: unwind, so that every ``with`` block cleans up."""
 
@@ -378,6 +390,16 @@ def _build_parser() -> argparse.ArgumentParser:
     tail.add_argument(
         "--no-follow", dest="follow", action="store_false", help="stop at the end of the file instead of waiting"
     )
+    runs = sub.add_parser(
+        "runs",
+        help="list the durable runs kept in a state dir",
+        description="One line per run kept in a state dir (Hub(state_dir=PATH)): run id, pid, whether "
+        "that process still runs, the mirrored status, events and bytes written so far, when the child "
+        "last wrote, and the committed position (committed seq / last seq written). Reads only: "
+        "works while the hub runs and after its parent died.",
+    )
+    runs.add_argument("path", help="the state dir")
+    runs.add_argument("--json", action="store_true", help="one JSON object per run")
     sub.add_parser("child", help="run an agent as a live child over two files", add_help=False)
     sub.add_parser("demo", help="a parent driving many live mock children", add_help=False)
     return parser
@@ -395,7 +417,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):  # a strict ASCII or Latin-1 terminal gets escapes, not a traceback
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
-    commands = {"check": _cmd_check, "tail": _cmd_tail}
+    commands = {"check": _cmd_check, "tail": _cmd_tail, "runs": _cmd_runs}
     if args.command in commands:
         try:
             return commands[args.command](args)

@@ -100,6 +100,7 @@ class _ChannelState:
     :class:`Channel`, which sets these attributes)."""
 
     stopped: bool
+    _backlog: object
     status: str
     exit: dict[str, Any] | None
     unacked: dict[int, SentControl]
@@ -110,6 +111,8 @@ class _ChannelState:
     def pending(self) -> bool:
         """True when there is more to do: unread bytes in the event file (a size check, no read), or
         a final-text read under way. Always false once the channel has stopped."""
+        if self._backlog is not None:
+            return True
         if self.stopped:
             return False
         return self._final.reading or self._tailer.pending()
@@ -224,6 +227,8 @@ class Channel(_ChannelState):
         )
         #: events up to this ``seq`` are mirrored but not delivered (a resumed run's committed ones)
         self._redeliver_after = 0
+        #: what a poll in :meth:`resume` read beyond the committed events: the next poll returns it
+        self._backlog: tuple[list[dict[str, Any]], list[PollError]] | None = None
         self._held: list[Any] = []
         #: a read :meth:`poll_hot` made but did not deliver: :meth:`poll` delivers it
         self._unread: tuple[list[Any], str] | None = None
@@ -263,22 +268,29 @@ class Channel(_ChannelState):
         self.controls[seq] = sent
         return seq
 
-    def resume(self, committed_seq: int = 0) -> None:
+    def resume(self, committed_seq: int = 0, *, repair: bool = True) -> None:
         """Take up a run begun by an earlier channel: read the control file (every control sent is
         unacknowledged until its ack is read again; the next ``seq`` follows the last one there),
         and deliver only the events after ``committed_seq`` (the earlier ones are mirrored, not
         delivered). A control line cut short (its writer died mid-write) is ended with a newline,
-        so that the child rejects it and the next control is whole. Raises ``OSError``."""
+        so that the child rejects it and the next control is whole; ``repair=False`` only reads
+        (a look at a run that sends nothing). Raises ``OSError``."""
         if self._sender.seq or self.controls:
             raise RuntimeError("resume() must come before anything is sent")
-        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
-        self._fd = os.open(self.control_path, flags, 0o600)
+        flags = os.O_RDWR | os.O_APPEND if repair else os.O_RDONLY
+        fd = os.open(self.control_path, flags | getattr(os, "O_CLOEXEC", 0))
         data = b""
-        while chunk := os.pread(self._fd, 1 << 20, len(data)):
-            data += chunk
-        if data and not data.endswith(b"\n"):
-            os.write(self._fd, b"\n")
-            data += b"\n"
+        try:
+            while chunk := os.pread(fd, 1 << 20, len(data)):
+                data += chunk
+            if repair and data and not data.endswith(b"\n"):
+                os.write(fd, b"\n")
+                data += b"\n"
+        finally:
+            if repair:
+                self._fd = fd
+            else:
+                os.close(fd)
         receiver = Receiver("control")
         for item in receiver.feed(data):
             if type(item) is dict and item.get("run") == self.run:
@@ -288,6 +300,16 @@ class Channel(_ChannelState):
         self._sender.seq = receiver.seq
         self._redeliver_after = max(0, int(committed_seq))
         self._quiet = False
+        # mirror the committed events now, so the status is the committed one from the start; a
+        # read that brings events after the commit keeps them for the next poll
+        while self._redeliver_after and not self.stopped:
+            messages, errors = self.poll()
+            if messages or errors:
+                self._backlog = (messages, errors)
+                self._quiet = False  # poll_hot must not read past it
+                break
+            if not self.pending():
+                break
 
     # -- polling --------------------------------------------------------------------------------
 
@@ -297,6 +319,9 @@ class Channel(_ChannelState):
         While a final-text file is being read, each poll reads one more step of it instead, and the
         ``result`` and the events after it come out once the text is complete. ``woken=True``: the
         kernel said the file grew, so read without checking its size first."""
+        if self._backlog is not None:
+            backlog, self._backlog = self._backlog, None
+            return backlog
         messages: list[dict[str, Any]] = []
         errors: list[PollError] = []
         if self.stopped:
@@ -336,6 +361,7 @@ class Channel(_ChannelState):
             or self.error is not None
             or self._final.reading
             or self._redeliver_after
+            or self._backlog is not None
         )
         return messages, errors
 

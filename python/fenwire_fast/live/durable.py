@@ -55,7 +55,7 @@ class StateDirBusy(RuntimeError):
 
 def process_start(pid: int) -> int | None:
     """When process ``pid`` started (clock ticks after boot, from ``/proc``); ``None`` when no such
-    process is running or ``/proc`` cannot tell."""
+    process is running (a zombie has ended) or ``/proc`` cannot tell."""
     try:
         with open(f"/proc/{int(pid)}/stat", "rb") as handle:
             stat = handle.read()
@@ -64,6 +64,8 @@ def process_start(pid: int) -> int | None:
     # the name (field 2) is in parentheses and may hold anything: count fields after the last ")"
     rest = stat[stat.rfind(b")") + 2 :].split()
     try:
+        if rest[0] in (b"Z", b"X"):  # field 3, the state: ended, not reaped yet
+            return None
         return int(rest[19])  # field 22, starttime
     except (IndexError, ValueError):
         return None
@@ -266,7 +268,7 @@ def read_manifests(path: str, dir_fd: int | None = None) -> list[tuple[str, Mani
     """The manifests in state dir ``path`` (read-only: no lock), sorted by name."""
     found: list[tuple[str, Manifest | str]] = []
     own = dir_fd is None
-    if own:
+    if dir_fd is None:
         dir_fd = os.open(path, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
     try:
         names = sorted(n for n in os.listdir(dir_fd) if n.endswith(".json") and not n.startswith("."))

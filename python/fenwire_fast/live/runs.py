@@ -1,0 +1,150 @@
+"""``fenwire runs PATH``: the runs kept in a state dir, read without touching anything.
+
+One :class:`RunReport` per manifest: the run id, the child's pid and whether that process still
+runs (pid and start time), the mirrored status (rebuilt from the control and event files, as
+``Hub.attach`` would), the events and bytes the child wrote so far, when it last wrote, and the
+consumer's committed position. Nothing is written, no lock is taken and no final-text file is
+opened, so a state dir can be looked at while its hub runs, or after its parent died.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import TextIO
+
+from .adopt import alive
+from .channel import Channel
+from .durable import Manifest, read_manifests
+
+__all__ = ["RunReport", "inspect", "print_runs"]
+
+
+@dataclass
+class RunReport:
+    """One run in a state dir (see the module docstring); ``problem`` says why a manifest or a
+    run's files could not be read (the other fields are then as far as they could be had)."""
+
+    name: str
+    run: str | None = None
+    pid: int | None = None
+    alive: bool = False
+    status: str | None = None
+    events: int = 0
+    bytes: int = 0
+    last_event: float | None = None
+    committed_seq: int = 0
+    last_seq: int = 0
+    closed: bool = False
+    error: str | None = None
+    problem: str | None = None
+
+
+def _report(path: str, manifest: Manifest) -> RunReport:
+    report = RunReport(
+        name=manifest.name,
+        run=manifest.run,
+        pid=manifest.pid,
+        alive=alive(manifest),
+        committed_seq=manifest.committed_seq,
+        closed=manifest.closed,
+    )
+    directory = os.path.join(path, manifest.name)
+    events = os.path.join(directory, "events.jsonl")
+    try:
+        st = os.stat(events)
+        report.bytes, report.last_event = st.st_size, st.st_mtime
+        channel = Channel(
+            manifest.run,
+            os.path.join(directory, "control.jsonl"),
+            events,
+            protected_paths=[os.path.join(directory, "child.log")],
+            follow_final_text=False,
+        )
+    except OSError as exc:
+        report.problem = f"cannot read its files: {exc.strerror or exc}"
+        return report
+    try:
+        channel.resume(repair=False)
+        while True:
+            messages, errors = channel.poll()
+            if not messages and not errors and not channel.pending():
+                break
+    except OSError as exc:
+        report.problem = f"cannot read its files: {exc.strerror or exc}"
+    finally:
+        channel.close()
+    report.status, report.events, report.last_seq = channel.status, channel.events, channel.last_seq
+    if channel.exit is None and not report.alive and report.problem is None:
+        # what a parent reports for a child that died without an exit line
+        report.error = "its process ended without an exit line" if manifest.pid else "no process was recorded"
+        if manifest.closed and manifest.status:
+            report.status = manifest.status
+        elif any(sent.type == "cancel" for sent in channel.controls.values()):
+            report.status = "cancelled"
+        elif manifest.deadline is not None and time.time() >= manifest.deadline:
+            report.status = "timed-out"
+        else:
+            report.status = "failed"
+    elif channel.exit is not None and channel.exit.get("error"):
+        report.error = str(channel.exit["error"])
+    elif channel.error is not None:
+        report.error = channel.error
+    return report
+
+
+def inspect(path: str | os.PathLike[str]) -> list[RunReport]:
+    """A report per manifest in state dir ``path``, sorted by name. Raises ``OSError`` when the
+    state dir cannot be read."""
+    path = os.path.abspath(os.fspath(path))
+    reports = []
+    for name, manifest in read_manifests(path):
+        if isinstance(manifest, str):
+            reports.append(RunReport(name=name, problem=manifest))
+        else:
+            reports.append(_report(path, manifest))
+    return reports
+
+
+def _when(stamp: float | None) -> str:
+    if stamp is None:
+        return "-"
+    return datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+_HEADER = ("RUN", "PID", "PROCESS", "STATUS", "EVENTS", "BYTES", "LAST EVENT", "COMMITTED")
+
+
+def _row(report: RunReport) -> tuple[str, ...]:
+    committed = f"{report.committed_seq}/{report.last_seq}" + (" closed" if report.closed else "")
+    return (
+        report.run if report.run is not None else report.name,
+        str(report.pid) if report.pid is not None else "-",
+        "alive" if report.alive else "ended",
+        report.status or "-",
+        str(report.events),
+        str(report.bytes),
+        _when(report.last_event),
+        committed,
+    )
+
+
+def print_runs(reports: Sequence[RunReport], out: TextIO, *, as_json: bool = False) -> None:
+    """Print ``reports``: a table (a problem on a line of its own after its run), or with
+    ``as_json`` one JSON object per run."""
+    if as_json:
+        for report in reports:
+            out.write(json.dumps(asdict(report), ensure_ascii=False) + "\n")
+        return
+    rows = [_HEADER, *(_row(r) for r in reports)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(_HEADER))]
+    shown: list[RunReport | None] = [None, *reports]
+    for row, shown_report in zip(rows, shown, strict=True):
+        out.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() + "\n")
+        if shown_report is not None and (shown_report.problem or shown_report.error):
+            why = " ".join(str(shown_report.problem or shown_report.error).split())  # one line, whatever it held
+            out.write(f"  {shown_report.name}: {why}\n")

@@ -1,0 +1,283 @@
+"""The state dir of durable runs, without live children: manifests, the lock, kept final texts,
+start times, a channel resumed from files, and ``fenwire runs`` (on both backends, as every test)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fenwire_fast import Sender
+from fenwire_fast.cli import main
+from fenwire_fast.live.channel import Channel
+from fenwire_fast.live.durable import Manifest, StateDir, StateDirBusy, new_manifest, process_start, read_manifests
+from fenwire_fast.live.final_text import FinalTextFollower
+from fenwire_fast.live.runs import inspect, print_runs
+
+
+def lines(direction: str, run: str, messages: list[tuple[str, dict[str, object]]]) -> bytes:
+    sender = Sender(direction, run)
+    out = b""
+    for type_, payload in messages:
+        line, rejection = sender.next(type_, payload)
+        assert rejection is None, rejection
+        out += line + b"\n"
+    return out
+
+
+EVENTS = [
+    ("ready", {}),
+    ("control-ack", {"ref": 1, "status": "accepted"}),
+    ("turn-started", {"turn": 1}),
+    *[("assistant-text-delta", {"delta": f'part {i} «é» "q"\n'}) for i in range(6)],
+    ("turn-complete", {"turn": 1, "stop-reason": "stop"}),
+]
+
+
+def make_run(state: StateDir, run: str, events: bytes, controls: bytes, **settings: object) -> Manifest:
+    name, directory = state.new_run_directory(run)
+    Path(directory, "control.jsonl").write_bytes(controls)
+    Path(directory, "events.jsonl").write_bytes(events)
+    Path(directory, "child.log").write_bytes(b"")
+    manifest = new_manifest(run, name, directory, **settings)
+    state.save(manifest)
+    return manifest
+
+
+# -- manifests and the state dir ----------------------------------------------------------------
+
+
+def test_a_manifest_round_trips(tmp_path: Path) -> None:
+    with_state = StateDir(tmp_path / "state")
+    try:
+        manifest = make_run(with_state, "r/1 ü", b"", b"", deadline=12.5, grace=2.0)
+        assert manifest.name.startswith("run-r_1_-")
+        assert (tmp_path / "state").stat().st_mode & 0o777 == 0o700
+        [(name, read)] = with_state.manifests()
+        assert name == manifest.name and read == manifest
+        assert not [n for n in os.listdir(tmp_path / "state") if n.endswith(".tmp")]
+    finally:
+        with_state.close()
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        (b"{", "not JSON"),
+        (b"[]", "not a JSON object"),
+        (b'{"version": 2}', "manifest version 2"),
+        (b'{"version": 1, "run": "r", "name": "../x"}', "not a run directory's name"),
+        (b'{"version": 1, "run": "r", "name": "run-x", "pid": true}', "pid is True"),
+        (b'{"version": 1, "run": "r", "name": "run-x", "committed_seq": -1}', "negative"),
+        (b'{"version": 1, "run": 5, "name": "run-x"}', "run is 5"),
+        (b'{"version": 1, "run": "r", "name": "run-x", "command": [1]}', "command"),
+    ],
+)
+def test_a_bad_manifest_is_refused_in_words(data: bytes, why: str) -> None:
+    with pytest.raises(ValueError, match=why):
+        Manifest.from_json(data)
+
+
+def test_unusable_manifests_are_listed_with_why(tmp_path: Path) -> None:
+    state = StateDir(tmp_path)
+    try:
+        good = make_run(state, "good", b"", b"")
+        (tmp_path / "run-broken.json").write_bytes(b"\xff not json")
+        (tmp_path / "run-other.json").write_bytes(good.to_json())  # names another directory
+        (tmp_path / "run-huge.json").write_bytes(b" " * (2 << 20))
+        found = dict(state.manifests())
+        assert found[good.name] == good
+        assert "not a manifest: not JSON" in str(found["run-broken"])
+        assert "names another run directory" in str(found["run-other"])
+        assert "larger than" in str(found["run-huge"])
+    finally:
+        state.close()
+
+
+def test_one_hub_at_a_time_holds_a_state_dir(tmp_path: Path) -> None:
+    first = StateDir(tmp_path)
+    with pytest.raises(StateDirBusy, match="in use by another hub"):
+        StateDir(tmp_path)
+    first.close()
+    StateDir(tmp_path).close()  # free again once let go
+
+
+def test_the_lock_goes_with_a_process_that_dies(tmp_path: Path) -> None:
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from fenwire_fast.live.durable import StateDir; StateDir(sys.argv[1]); "
+            "print('held', flush=True); sys.stdin.read()",
+            str(tmp_path),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        with pytest.raises(StateDirBusy):
+            StateDir(tmp_path)
+    finally:
+        holder.kill()
+        holder.wait()
+    StateDir(tmp_path).close()
+
+
+def test_a_final_text_is_kept_per_result(tmp_path: Path) -> None:
+    state = StateDir(tmp_path)
+    try:
+        state.keep_final_text("run-a", 7, "whole «text»\nwith lines \udc80")
+        assert state.final_text("run-a", 7) == "whole «text»\nwith lines \udc80"
+        assert state.final_text("run-a", 8) is None  # another result
+        assert state.final_text("run-b", 7) is None
+    finally:
+        state.close()
+
+
+# -- start times ---------------------------------------------------------------------------------
+
+
+def test_start_times_tell_processes_apart() -> None:
+    assert isinstance(process_start(os.getpid()), int)
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        started = process_start(child.pid)
+        assert started is not None and started >= process_start(os.getpid())  # type: ignore[operator]
+        child.kill()
+        os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)  # a zombie now: ended
+        assert process_start(child.pid) is None
+    finally:
+        child.kill()
+        child.wait()
+    assert process_start(child.pid) is None or process_start(child.pid) != started
+
+
+# -- a channel resumed from its files ----------------------------------------------------------
+
+
+class Store:
+    def __init__(self) -> None:
+        self.kept: dict[int, str] = {}
+
+    def load(self, seq: int) -> str | None:
+        return self.kept.get(seq)
+
+    def keep(self, seq: int, text: str) -> None:
+        self.kept[seq] = text
+
+
+def test_resume_continues_seq_and_hands_over_only_what_follows_the_commit(tmp_path: Path) -> None:
+    controls = lines("control", "r", [("prompt", {"text": "go"}), ("steer", {"text": "left"})])
+    (tmp_path / "control.jsonl").write_bytes(controls + b'{"v":1,"seq":3,"type":"fol')  # cut short
+    (tmp_path / "events.jsonl").write_bytes(lines("event", "r", EVENTS))
+    channel = Channel("r", tmp_path / "control.jsonl", tmp_path / "events.jsonl")
+    try:
+        channel.resume(committed_seq=5)
+        # mirrored before anything is polled: the status after the read that reached the commit
+        # (here the whole file, as for any read)
+        assert channel.status == "ready"
+        assert sorted(channel.unacked) == [2] and channel.controls[1].status == "accepted"
+        messages, errors = channel.poll()
+        assert [m["seq"] for m in messages] == list(range(6, len(EVENTS) + 1)) and not errors
+        assert channel.events == len(EVENTS) - 5
+        assert channel.send("follow-up", {"text": "more"}) == 3
+    finally:
+        channel.close()
+    written = (tmp_path / "control.jsonl").read_bytes()
+    assert written.startswith(controls + b'{"v":1,"seq":3,"type":"fol\n{"v":1,"seq":3,')  # ended, then whole
+
+
+def test_resume_without_repair_writes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "control.jsonl").write_bytes(b'{"v":1,"seq":1,"ty')
+    (tmp_path / "events.jsonl").write_bytes(b"")
+    channel = Channel("r", tmp_path / "control.jsonl", tmp_path / "events.jsonl")
+    channel.resume(repair=False)
+    channel.close()
+    assert (tmp_path / "control.jsonl").read_bytes() == b'{"v":1,"seq":1,"ty'
+
+
+def test_a_kept_final_text_is_used_and_a_read_one_is_kept_before_its_file_goes(tmp_path: Path) -> None:
+    path = tmp_path / "final.txt"
+    path.write_text("the whole answer, longer than its line")
+    os.chmod(path, 0o600)
+    store = Store()
+    follower = FinalTextFollower(str(tmp_path), [], 1 << 20, 1 << 20, store)
+    follower.follow({"seq": 9, "final-text": "the whole", "final-text-path": str(path)})
+    assert follower.text == "the whole answer, longer than its line" and not path.exists()
+    assert store.kept == {9: "the whole answer, longer than its line"}
+    again = FinalTextFollower(str(tmp_path), [], 1 << 20, 1 << 20, store)
+    again.follow({"seq": 9, "final-text": "the whole", "final-text-path": str(path)})  # the file is gone
+    assert again.text == "the whole answer, longer than its line" and again.note is None
+
+
+def test_a_final_text_that_cannot_be_kept_is_not_removed(tmp_path: Path) -> None:
+    class Full(Store):
+        def keep(self, seq: int, text: str) -> None:
+            raise OSError(28, "No space left on device")
+
+    path = tmp_path / "final.txt"
+    path.write_text("the whole answer")
+    os.chmod(path, 0o600)
+    follower = FinalTextFollower(str(tmp_path), [], 1 << 20, 1 << 20, Full())
+    follower.follow({"seq": 9, "final-text": "the whole", "final-text-path": str(path)})
+    assert follower.text == "the whole" and path.exists()
+    assert "cannot keep a copy" in str(follower.note) and "No space left" in str(follower.note)
+
+
+def test_a_look_without_following_never_opens_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "final.txt"
+    path.write_text("")
+    os.chmod(path, 0o600)
+    follower = FinalTextFollower(str(tmp_path), [], 1 << 20, 1 << 20, follow=False)
+    follower.follow({"seq": 9, "final-text": "", "final-text-path": str(path)})
+    assert path.exists() and "not read" in str(follower.note)
+
+
+# -- fenwire runs --------------------------------------------------------------------------------
+
+
+def test_fenwire_runs_lists_what_a_dead_parent_left(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    state = StateDir(tmp_path)
+    exit_line = lines("event", "done-run", [*EVENTS, ("exit", {"status": "done"})])
+    controls = lines("control", "r", [("prompt", {"text": "go"}), ("cancel", {})])
+    try:
+        running = make_run(state, "r", lines("event", "r", EVENTS), controls)
+        running.pid, running.start, running.committed_seq = 2**22 + 7, 1, 4  # no such process
+        state.save(running)
+        done = make_run(state, "done-run", exit_line, lines("control", "done-run", [("prompt", {"text": "go"})]))
+        (tmp_path / "run-junk.json").write_bytes(b"{}")
+        before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file() and p.name != ".lock"}
+    finally:
+        state.close()
+    reports = {r.name: r for r in inspect(tmp_path)}
+    assert (reports[running.name].status, reports[running.name].alive) == ("cancelled", False)
+    assert reports[running.name].events == len(EVENTS) and reports[running.name].committed_seq == 4
+    assert reports[done.name].status == "done" and reports[done.name].error is None
+    assert "not a manifest" in str(reports["run-junk"].problem)
+    after = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file() and p.name != ".lock"}
+    assert after == before  # nothing written
+
+    assert main(["runs", str(tmp_path)]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split()[:4] == ["RUN", "PID", "PROCESS", "STATUS"]
+    assert any(row.split()[:4] == ["r", str(2**22 + 7), "ended", "cancelled"] for row in table)
+    assert any("its process ended without an exit line" in row for row in table)
+    assert main(["runs", str(tmp_path), "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert {row["name"] for row in rows} == {running.name, done.name, "run-junk"}
+    assert main(["runs", str(tmp_path / "missing")]) == 1
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_a_problem_is_printed_on_one_line() -> None:
+    from fenwire_fast.live.runs import RunReport
+
+    out = io.StringIO()
+    print_runs([RunReport(name="run-x", run="x", error="line one\nline two")], out)
+    assert out.getvalue().splitlines()[-1] == "  run-x: line one line two"
+    assert read_manifests  # the read-only reader is public for tools
