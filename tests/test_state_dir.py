@@ -98,6 +98,13 @@ def test_unusable_manifests_are_listed_with_why(tmp_path: Path) -> None:
         state.close()
 
 
+def test_a_manifest_half_written_by_a_dead_writer_is_swept_away(tmp_path: Path) -> None:
+    (tmp_path / ".run-x-1.json.999.tmp").write_bytes(b'{"run": "x", "na')
+    state = StateDir(tmp_path)
+    state.close()
+    assert sorted(os.listdir(tmp_path)) == [".lock"]
+
+
 def test_one_hub_at_a_time_holds_a_state_dir(tmp_path: Path) -> None:
     first = StateDir(tmp_path)
     with pytest.raises(StateDirBusy, match="in use by another hub"):

@@ -54,10 +54,20 @@ class AdoptedProcess:
         poller.register(self.pidfd, select.POLLIN)
         if not poller.poll(max(0, int(timeout * 1000))):
             return False
+        self._reap()
         os.close(self.pidfd)
         self.pidfd = None
         self.returncode = self.UNKNOWN
         return True
+
+    def _reap(self) -> None:
+        """Reap the process when it is this process's own child after all (one it started and then
+        let go of with ``detach``): otherwise nobody would, and it would stay a zombie, keeping its
+        group alive. Any other process is reaped by its own parent (init, a subreaper)."""
+        try:
+            os.waitid(os.P_PIDFD, self.pidfd, os.WEXITED | os.WNOHANG)  # type: ignore[arg-type]
+        except (ChildProcessError, OSError, AttributeError):
+            pass
 
     def poll(self) -> int | None:
         """:data:`UNKNOWN` once the process has ended, else ``None`` (never blocks)."""

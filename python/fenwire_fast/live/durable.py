@@ -194,6 +194,12 @@ class StateDir:
             os.close(self.fd)
             self.fd = None
             raise
+        for stale in os.listdir(self.fd):  # a manifest's writer that died before its rename
+            if stale.startswith(".") and stale.endswith(".tmp"):
+                try:
+                    os.unlink(stale, dir_fd=self.fd)
+                except OSError:
+                    pass
 
     # -- runs -----------------------------------------------------------------------------------
 

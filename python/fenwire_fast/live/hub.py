@@ -86,6 +86,7 @@ class Hub:
         #: manifests :meth:`attach` could not take up, each with why (in words)
         self.attach_errors: list[str] = []
         self._uncommitted: dict[LiveChild, None] = {}  # durable children delivered since the last commit
+        self._numbered = 0  # the highest N of a child-N run id handed out (or found by attach)
         self.stall_timeout = stall_timeout
         self.min_sleep = min_sleep
         self.max_sleep = max_sleep
@@ -132,17 +133,20 @@ class Hub:
         self.wakeups_reason = why
 
     def spawn(self, prompt: str | None = None, *, run: str | None = None, **kwargs: Any) -> LiveChild:
-        """:func:`~fenwire_fast.live.spawn.spawn` a child (``run`` defaults to ``child-N``) and adopt it.
+        """:func:`~fenwire_fast.live.spawn.spawn` a child (``run`` defaults to ``child-N``, ``N`` one
+        past every ``child-N`` this hub, or the state dir it attached, has seen) and adopt it.
 
         Raises :class:`~fenwire_fast.live.limits.OpenFileLimit` when the open-file limit cannot
         make room for one more child."""
         ensure_open_files(len(self.children) + 1)
-        name = run if run is not None else f"child-{len(self.children) + 1}"
+        if run is None:
+            self._numbered = max(self._numbered, len(self.children)) + 1
+            run = f"child-{self._numbered}"
         if self.stall_timeout is not None:
             kwargs.setdefault("stall_timeout", self.stall_timeout)
         if self.state is not None:
             kwargs["state"] = self.state
-        return self.add(spawn(prompt, run=name, **kwargs))
+        return self.add(spawn(prompt, run=run, **kwargs))
 
     @property
     def active(self) -> list[LiveChild]:
@@ -340,7 +344,11 @@ class Hub:
             for name, manifest in hub.state.manifests():
                 if isinstance(manifest, str):
                     hub.attach_errors.append(f"{name}: {manifest}")
-                elif not manifest.closed:
+                    continue
+                number = manifest.run.removeprefix("child-")
+                if number.isdigit() and number.isascii():
+                    hub._numbered = max(hub._numbered, int(number))  # a new child-N is not one of these
+                if not manifest.closed:
                     try:
                         child = adopt(hub.state, manifest, stall_timeout=hub.stall_timeout)
                     except AdoptError as exc:

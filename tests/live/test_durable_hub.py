@@ -1,0 +1,83 @@
+"""A durable hub's own rules, with real children: numbering after attach, detach and close, what a
+commit writes, one hub per state dir. (Kill-and-attach scenarios: ``test_durable_attach.py``.)"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from fenwire_fast.live.adopt import alive
+from fenwire_fast.live.durable import StateDirBusy, read_manifests
+from fenwire_fast.live.hub import Hub
+from live_harness import HANG_GUARD, child_env
+
+SLEEP = ["sleep", "60"]
+
+
+def manifests(state: Path) -> dict[str, object]:
+    return {m.run: m for _, m in read_manifests(str(state)) if not isinstance(m, str)}
+
+
+def test_detach_leaves_the_children_running_and_attach_takes_them_up(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    hub = Hub(state_dir=state)
+    try:
+        pids = [hub.spawn(None, command=SLEEP).pid for _ in range(3)]
+    finally:
+        hub.detach()
+    assert all(alive(m) for m in manifests(state).values())  # type: ignore[arg-type]
+    again = Hub.attach(state)
+    try:
+        assert again.attach_errors == []
+        assert sorted((c.run, c.pid, c.adopted) for c in again.children) == [
+            (f"child-{i + 1}", pid, True) for i, pid in enumerate(pids)
+        ]
+        assert all(c.returncode is None for c in again.children)  # adopted: never an exit code
+        assert again.spawn(None, command=SLEEP).run == "child-4"  # numbered past the runs found
+    finally:
+        again.close()
+    for child in again.children:
+        assert child.finished or child.group.empty()
+    # close killed them; their runs stay in the state dir, not closed (attach would read them out)
+    found = manifests(state)
+    assert sorted(found) == ["child-1", "child-2", "child-3", "child-4"]
+    assert not any(m.closed or alive(m) for m in found.values())  # type: ignore[attr-defined]
+
+
+def test_one_hub_per_state_dir(tmp_path: Path) -> None:
+    with Hub(state_dir=tmp_path) as hub:
+        with pytest.raises(StateDirBusy):
+            Hub(state_dir=tmp_path)
+        with pytest.raises(StateDirBusy):
+            Hub.attach(tmp_path)
+        assert hub.commit() == 0  # nothing handed over yet
+    Hub(state_dir=tmp_path).close()  # free once the first is closed
+
+
+def test_commit_writes_what_moved_and_closes_finished_runs(tmp_path: Path) -> None:
+    with Hub(state_dir=tmp_path / "state") as hub:
+        done = hub.spawn("hi", env=child_env())
+        idle = hub.spawn(None, command=SLEEP)
+        for child, _messages in hub.batches():
+            if child is done and done.channel.idle:
+                break
+        assert hub.commit() == 1  # the child that handed something over
+        assert hub.commit() == 0  # nothing moved since
+        assert manifests(tmp_path / "state")["child-1"].committed_seq == done.delivered_seq > 0  # type: ignore[attr-defined]
+        done.close()
+        while not done.finished:
+            hub.poll_batches()
+            hub.sleep(HANG_GUARD)
+        assert hub.commit() == 1
+        record = manifests(tmp_path / "state")["child-1"]
+        assert record.closed and record.status == "done"  # type: ignore[attr-defined]
+        assert record.committed_seq == done.channel.last_seq  # type: ignore[attr-defined]
+        assert not manifests(tmp_path / "state")["child-2"].closed  # type: ignore[attr-defined]
+        idle.kill()
+    assert os.listdir(tmp_path / "state")  # the state dir stays
+
+
+def test_commit_needs_a_state_dir() -> None:
+    with Hub() as hub, pytest.raises(RuntimeError, match="state_dir"):
+        hub.commit()
