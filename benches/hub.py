@@ -1,6 +1,6 @@
 """The hub at scale: idle cost, append-to-delivery latency, CPU per event.
 
-Run ``python benches/hub.py [idle|latency|busy|all] [--wakeups kernel|poll] [--children N]``.
+Run ``python benches/hub.py [idle|latency|busy|durable|rounds|all] [--wakeups kernel|poll] [--children N]``.
 Nothing here is a test: the figures go to BENCHMARKS.md.
 
 - **idle**: N children (``sleep``) that never write; the parent waits in ``Hub.wait`` for a few
@@ -13,7 +13,12 @@ Nothing here is a test: the figures go to BENCHMARKS.md.
 - **busy**: 64 children; a writer process appends realistic text deltas (``benches/realistic.py``)
   to all 64 event files round-robin, a few lines per write, as fast as it can. The parent's CPU
   per event through ``Hub.batches`` is compared with bare ``Receiver.feed`` on the same bytes cut
-  at the same places (each read the hub made), and at 64 KiB pieces.
+  at the same places (each read the hub made), and at 64 KiB pieces. ``--state-dir PATH``: the
+  hub is durable (``Hub(state_dir=PATH)``) and the consumer calls ``hub.commit()`` after every
+  batch (counted as the hub's CPU).
+- **durable**: ``busy`` by a plain hub and by a durable hub (a new temporary state dir) that
+  commits after every batch, ``--repeat`` rounds (default 5), the order alternating from round
+  to round; the parent's CPU per event of each, each round's ratio and the medians.
 """
 
 from __future__ import annotations
@@ -22,9 +27,11 @@ import argparse
 import asyncio
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -181,8 +188,13 @@ def _child_streams(n: int, per_child: int) -> Iterator[list[bytes]]:
         yield [orjson.dumps(m) for m in parsed]
 
 
-def busy(n: int, wakeups: str, per_child: int = 10000, per_write: int = 8) -> dict[str, float]:
-    with Hub(wakeups=wakeups) as hub:
+def busy(
+    n: int, wakeups: str, per_child: int = 10000, per_write: int = 8, state_dir: str | None = None
+) -> dict[str, float]:
+    """The busy workload (see the module docstring). With ``state_dir`` the hub is durable
+    (``Hub(state_dir=...)``) and the consumer calls ``hub.commit()`` after every batch, which
+    counts as the hub's CPU."""
+    with Hub(wakeups=wakeups, state_dir=state_dir) as hub:
         children = _spawn_idle(hub, n)
         pairs: list[str] = []
         for child, lines in zip(children, _child_streams(n, per_child), strict=True):
@@ -201,7 +213,8 @@ def busy(n: int, wakeups: str, per_child: int = 10000, per_write: int = 8) -> di
         fds = {c: os.open(c.event_path, os.O_RDONLY) for c in children}
         start = dict.fromkeys(children, 0)
         writer = subprocess.Popen([sys.executable, "-c", BUSY_WRITER, str(per_write), *pairs])
-        got = 0
+        got = commits = 0
+        durable = state_dir is not None
         paired = excluded = 0.0
         hold: dict[str, Any] = {}
         clock = time.process_time
@@ -222,6 +235,8 @@ def busy(n: int, wakeups: str, per_child: int = 10000, per_write: int = 8) -> di
             t2 = clock()
             paired += t2 - t1
             excluded += t2 - t0
+            if durable:
+                commits += hub.commit()
             if got >= total:
                 break
         hub_cpu = clock() - cpu0 - excluded
@@ -258,7 +273,32 @@ def busy(n: int, wakeups: str, per_child: int = 10000, per_write: int = 8) -> di
         "ratio_vs_after": hub_cpu / bare_cpu,
         "bare64k_us_per_event": bare64_cpu / got * 1e6,
         "ratio_vs_64k": hub_cpu / bare64_cpu,
+        "commits": commits,
     }
+
+
+def busy_durable(n: int, wakeups: str, per_write: int, repeat: int) -> list[tuple[dict[str, float], dict[str, float]]]:
+    """``busy`` by a plain hub and by a durable hub that commits after every batch, in ``repeat``
+    rounds, the order alternating from round to round; each round's ``(plain, durable)``."""
+    out = []
+    for r in range(repeat):
+        got: dict[bool, dict[str, float]] = {}
+        for durable in (False, True) if r % 2 == 0 else (True, False):
+            state = tempfile.mkdtemp(prefix="fenwire-busy-state-") if durable else None
+            try:
+                got[durable] = busy(n, wakeups, per_write=per_write, state_dir=state)
+            finally:
+                if state is not None:
+                    shutil.rmtree(state, ignore_errors=True)
+        plain, durable_ = got[False], got[True]
+        print(
+            f"round {r + 1}: plain {plain['hub_us_per_event']:.3f} us/event ({plain['events_per_read']:.0f} per read), "
+            f"durable {durable_['hub_us_per_event']:.3f} ({durable_['events_per_read']:.0f} per read, "
+            f"{durable_['commits']:.0f} manifests written): {durable_['hub_us_per_event'] / plain['hub_us_per_event']:.3f}x",
+            flush=True,
+        )
+        out.append((plain, durable_))
+    return out
 
 
 def _stamped(children: list[LiveChild], per_child: int) -> dict[LiveChild, list[bytes]]:
@@ -333,12 +373,16 @@ def rounds(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", nargs="?", default="all", choices=["idle", "latency", "busy", "rounds", "all"])
+    parser.add_argument(
+        "what", nargs="?", default="all", choices=["idle", "latency", "busy", "durable", "rounds", "all"]
+    )
     parser.add_argument("--wakeups", default="kernel", choices=["kernel", "poll"])
     parser.add_argument("--children", type=int, default=None)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--per-write", type=int, default=8, help="busy, rounds: lines per write (default 8)")
     parser.add_argument("--rounds", type=int, default=300, help="rounds: how many (default 300)")
+    parser.add_argument("--repeat", type=int, default=5, help="durable: rounds of both hubs (default 5)")
+    parser.add_argument("--state-dir", help="busy: a durable hub with this state dir, committing after every batch")
     parser.add_argument("--no-hub", action="store_true", help="rounds: all but the hub's rounds (for callgrind)")
     parser.add_argument("--no-bare", action="store_true", help="rounds: all but the bare feed (for callgrind)")
     parser.add_argument(
@@ -373,13 +417,26 @@ def main() -> None:
             )
     if args.what in ("busy", "all"):
         n = args.children or 64
-        r = busy(n, args.wakeups, per_write=args.per_write)
+        r = busy(n, args.wakeups, per_write=args.per_write, state_dir=args.state_dir)
         print(
-            f"busy     {n} children: {r['events']:.0f} events in {r['reads']:.0f} reads "
+            f"busy     {n} children{', durable, a commit per batch' if args.state_dir else ''}: "
+            f"{r['events']:.0f} events in {r['reads']:.0f} reads "
             f"({r['events_per_read']:.1f} per read); hub {r['hub_us_per_event']:.2f} us/event, "
             f"bare feed of the same pieces alongside {r['paired_us_per_event']:.2f} us/event: {r['ratio']:.2f}x; "
             f"after the run {r['bare_us_per_event']:.2f} ({r['ratio_vs_after']:.2f}x), "
             f"in 64 KiB pieces {r['bare64k_us_per_event']:.2f} ({r['ratio_vs_64k']:.2f}x)"
+        )
+    if args.what == "durable":
+        n = args.children or 64
+        rows = busy_durable(n, args.wakeups, args.per_write, args.repeat)
+        plain = statistics.median(p["hub_us_per_event"] for p, _ in rows)
+        durable = statistics.median(d["hub_us_per_event"] for _, d in rows)
+        ratios = sorted(d["hub_us_per_event"] / p["hub_us_per_event"] for p, d in rows)
+        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+        print(
+            f"durable  {n} busy children, {args.repeat} rounds (load average now {load}): parent CPU per event, "
+            f"median plain {plain:.3f} us, durable with a commit per batch {durable:.3f} us: {durable / plain:.3f}x; "
+            f"per-round ratios {', '.join(f'{x:.3f}' for x in ratios)} (median {statistics.median(ratios):.3f}x)"
         )
     if args.what == "rounds":
         n = args.children or 64
