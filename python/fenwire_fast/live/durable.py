@@ -27,7 +27,7 @@ import os
 import re
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 __all__ = [
@@ -118,7 +118,9 @@ class Manifest:
     version: int = MANIFEST_VERSION
 
     def to_json(self) -> bytes:
-        return json.dumps(asdict(self), separators=(",", ":"), ensure_ascii=False).encode("utf-8") + b"\n"
+        # the fields in order, as ``asdict`` gives them, without its recursive deep copy (a commit
+        # per batch writes a manifest each time: asdict was 16 us of the 25 us this took)
+        return _encode({name: getattr(self, name) for name in _FIELDS}).encode("utf-8") + b"\n"
 
     @classmethod
     def from_json(cls, data: bytes) -> Manifest:
@@ -162,6 +164,11 @@ class Manifest:
             raise ValueError("command is not a list of strings")
         if self.pid is not None and self.pid <= 0 or self.committed_seq < 0:
             raise ValueError("a negative pid or committed position")
+
+
+#: the manifest's fields, in order
+_FIELDS = tuple(f.name for f in fields(Manifest))
+_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
 def _safe(run: str) -> str:
