@@ -15,10 +15,11 @@ Nothing here is a test: the figures go to BENCHMARKS.md.
   per event through ``Hub.batches`` is compared with bare ``Receiver.feed`` on the same bytes cut
   at the same places (each read the hub made), and at 64 KiB pieces. ``--state-dir PATH``: the
   hub is durable (``Hub(state_dir=PATH)``) and the consumer calls ``hub.commit()`` after every
-  batch (counted as the hub's CPU).
+  batch, or every ``--commit-every`` N batches (counted as the hub's CPU).
 - **durable**: ``busy`` by a plain hub and by a durable hub (a new temporary state dir) that
-  commits after every batch, ``--repeat`` rounds (default 5), the order alternating from round
-  to round; the parent's CPU per event of each, each round's ratio and the medians.
+  commits after every batch (or ``--commit-every`` N), ``--repeat`` rounds (default 5), the order
+  alternating from round to round; the parent's CPU per event of each, each round's ratio and the
+  medians.
 """
 
 from __future__ import annotations
@@ -189,11 +190,16 @@ def _child_streams(n: int, per_child: int) -> Iterator[list[bytes]]:
 
 
 def busy(
-    n: int, wakeups: str, per_child: int = 10000, per_write: int = 8, state_dir: str | None = None
+    n: int,
+    wakeups: str,
+    per_child: int = 10000,
+    per_write: int = 8,
+    state_dir: str | None = None,
+    commit_every: int = 1,
 ) -> dict[str, float]:
     """The busy workload (see the module docstring). With ``state_dir`` the hub is durable
-    (``Hub(state_dir=...)``) and the consumer calls ``hub.commit()`` after every batch, which
-    counts as the hub's CPU."""
+    (``Hub(state_dir=...)``) and the consumer calls ``hub.commit()`` after every
+    ``commit_every``-th batch, which counts as the hub's CPU."""
     with Hub(wakeups=wakeups, state_dir=state_dir) as hub:
         children = _spawn_idle(hub, n)
         pairs: list[str] = []
@@ -213,7 +219,7 @@ def busy(
         fds = {c: os.open(c.event_path, os.O_RDONLY) for c in children}
         start = dict.fromkeys(children, 0)
         writer = subprocess.Popen([sys.executable, "-c", BUSY_WRITER, str(per_write), *pairs])
-        got = commits = 0
+        got = commits = batches = 0
         durable = state_dir is not None
         paired = excluded = 0.0
         hold: dict[str, Any] = {}
@@ -235,7 +241,8 @@ def busy(
             t2 = clock()
             paired += t2 - t1
             excluded += t2 - t0
-            if durable:
+            batches += 1
+            if durable and batches % commit_every == 0:
                 commits += hub.commit()
             if got >= total:
                 break
@@ -277,16 +284,19 @@ def busy(
     }
 
 
-def busy_durable(n: int, wakeups: str, per_write: int, repeat: int) -> list[tuple[dict[str, float], dict[str, float]]]:
-    """``busy`` by a plain hub and by a durable hub that commits after every batch, in ``repeat``
-    rounds, the order alternating from round to round; each round's ``(plain, durable)``."""
+def busy_durable(
+    n: int, wakeups: str, per_write: int, repeat: int, commit_every: int = 1
+) -> list[tuple[dict[str, float], dict[str, float]]]:
+    """``busy`` by a plain hub and by a durable hub that commits after every ``commit_every``-th
+    batch, in ``repeat`` rounds, the order alternating from round to round; each round's
+    ``(plain, durable)``."""
     out = []
     for r in range(repeat):
         got: dict[bool, dict[str, float]] = {}
         for durable in (False, True) if r % 2 == 0 else (True, False):
             state = tempfile.mkdtemp(prefix="fenwire-busy-state-") if durable else None
             try:
-                got[durable] = busy(n, wakeups, per_write=per_write, state_dir=state)
+                got[durable] = busy(n, wakeups, per_write=per_write, state_dir=state, commit_every=commit_every)
             finally:
                 if state is not None:
                     shutil.rmtree(state, ignore_errors=True)
@@ -383,6 +393,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=300, help="rounds: how many (default 300)")
     parser.add_argument("--repeat", type=int, default=5, help="durable: rounds of both hubs (default 5)")
     parser.add_argument("--state-dir", help="busy: a durable hub with this state dir, committing after every batch")
+    parser.add_argument(
+        "--commit-every", type=int, default=1, help="busy, durable: commit after every N-th batch (default 1)"
+    )
     parser.add_argument("--no-hub", action="store_true", help="rounds: all but the hub's rounds (for callgrind)")
     parser.add_argument("--no-bare", action="store_true", help="rounds: all but the bare feed (for callgrind)")
     parser.add_argument(
@@ -417,9 +430,9 @@ def main() -> None:
             )
     if args.what in ("busy", "all"):
         n = args.children or 64
-        r = busy(n, args.wakeups, per_write=args.per_write, state_dir=args.state_dir)
+        r = busy(n, args.wakeups, per_write=args.per_write, state_dir=args.state_dir, commit_every=args.commit_every)
         print(
-            f"busy     {n} children{', durable, a commit per batch' if args.state_dir else ''}: "
+            f"busy     {n} children{f', durable, a commit every {args.commit_every} batch(es)' if args.state_dir else ''}: "
             f"{r['events']:.0f} events in {r['reads']:.0f} reads "
             f"({r['events_per_read']:.1f} per read); hub {r['hub_us_per_event']:.2f} us/event, "
             f"bare feed of the same pieces alongside {r['paired_us_per_event']:.2f} us/event: {r['ratio']:.2f}x; "
@@ -428,14 +441,15 @@ def main() -> None:
         )
     if args.what == "durable":
         n = args.children or 64
-        rows = busy_durable(n, args.wakeups, args.per_write, args.repeat)
+        rows = busy_durable(n, args.wakeups, args.per_write, args.repeat, args.commit_every)
         plain = statistics.median(p["hub_us_per_event"] for p, _ in rows)
         durable = statistics.median(d["hub_us_per_event"] for _, d in rows)
         ratios = sorted(d["hub_us_per_event"] / p["hub_us_per_event"] for p, d in rows)
         load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
         print(
             f"durable  {n} busy children, {args.repeat} rounds (load average now {load}): parent CPU per event, "
-            f"median plain {plain:.3f} us, durable with a commit per batch {durable:.3f} us: {durable / plain:.3f}x; "
+            f"median plain {plain:.3f} us, durable with a commit every {args.commit_every} batch(es) {durable:.3f} us: "
+            f"{durable / plain:.3f}x; "
             f"per-round ratios {', '.join(f'{x:.3f}' for x in ratios)} (median {statistics.median(ratios):.3f}x)"
         )
     if args.what == "rounds":
