@@ -102,7 +102,60 @@ def test_a_manifest_half_written_by_a_dead_writer_is_swept_away(tmp_path: Path) 
     (tmp_path / ".run-x-1.json.999.tmp").write_bytes(b'{"run": "x", "na')
     state = StateDir(tmp_path)
     state.close()
-    assert sorted(os.listdir(tmp_path)) == [".lock"]
+    assert sorted(os.listdir(tmp_path)) == [".lock", "commits.log"]
+
+
+def test_commits_go_to_the_log_and_readers_take_the_highest(tmp_path: Path) -> None:
+    state = StateDir(tmp_path)
+    try:
+        a = make_run(state, "a", b"", b"")
+        b = make_run(state, "b", b"", b"")
+        state.record_commits([(a.name, 5, 100.0, None), (b.name, 2, 100.0, None)])
+        state.record_commits([(a.name, 9, 101.0, "done")])
+        found = {m.run: m for _, m in read_manifests(str(tmp_path)) if isinstance(m, Manifest)}
+        assert (found["a"].committed_seq, found["a"].closed, found["a"].status) == (9, True, "done")
+        assert (found["b"].committed_seq, found["b"].closed, found["b"].committed_at) == (2, False, 100.0)
+        on_disk = {m.run: m for _, m in read_manifests(str(tmp_path), with_log=False) if isinstance(m, Manifest)}
+        assert on_disk["a"].committed_seq == 0  # the manifests are not rewritten per commit
+    finally:
+        state.close()
+    with open(tmp_path / "commits.log", "ab") as log:
+        log.write(f"{b.name} 7 102.0 .\n{b.name} 8 10".encode())  # the last line cut short by a crash
+        log.write(f"\n{b.name} 9 1.0 closed do\nrun-../x 9 1.0 .\nnot a record .\n".encode())
+    assert read_commits_of(tmp_path)[b.name][0] == 7
+    state = StateDir(tmp_path)  # opening folds the log into the manifests and empties it
+    state.close()
+    assert (tmp_path / "commits.log").read_bytes() == b""
+    on_disk = {m.run: m for _, m in read_manifests(str(tmp_path), with_log=False) if isinstance(m, Manifest)}
+    assert (on_disk["a"].committed_seq, on_disk["a"].closed, on_disk["b"].committed_seq) == (9, True, 7)
+
+
+def read_commits_of(path: Path) -> dict[str, tuple[int, float, str | None]]:
+    from fenwire_fast.live.durable import read_commits
+
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return read_commits(fd)
+    finally:
+        os.close(fd)
+
+
+def test_a_large_log_is_folded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fenwire_fast.live import durable
+
+    monkeypatch.setattr(durable, "FOLD_AT", 200)
+    state = StateDir(tmp_path)
+    try:
+        run = make_run(state, "a", b"", b"")
+        for seq in range(1, 20):
+            state.record_commits([(run.name, seq, 1.0, None)])
+        assert (tmp_path / "commits.log").stat().st_size < 200
+        [(_, on_disk)] = read_manifests(str(tmp_path), with_log=False)
+        [(_, latest)] = read_manifests(str(tmp_path))
+        assert isinstance(on_disk, Manifest) and isinstance(latest, Manifest)
+        assert 1 < on_disk.committed_seq <= latest.committed_seq == 19
+    finally:
+        state.close()
 
 
 def test_one_hub_at_a_time_holds_a_state_dir(tmp_path: Path) -> None:

@@ -158,21 +158,27 @@ class DurableRun:
         manifest.pid, manifest.start, manifest.boot = pid, process_start(pid), boot_id()
         self.save()
 
-    def commit(self, child: LiveChild, now: float) -> bool:
-        """Record ``child``'s delivered position (and that the run is closed, once it finished and
-        every event read was delivered); ``True`` when nothing is left to record later."""
+    def commit(self, child: LiveChild) -> tuple[int, str | None] | None:
+        """``child``'s delivered position and, once it finished and every event read was
+        delivered, its closing status: ``(seq, status_or_None)`` when that moved since the last
+        commit, else ``None``. Nothing changes until :meth:`committed` says it was recorded."""
         manifest = self.manifest
         seq = child.delivered_seq
         closed = child.finished and seq >= child.channel.last_seq
         if seq == manifest.committed_seq and closed == manifest.closed:
-            return closed or not child.finished
-        manifest.committed_seq = seq
-        manifest.committed_at = now
-        if closed:
-            manifest.closed = True
-            manifest.status = child.status
-        self.save()
-        return closed or not child.finished
+            return None
+        return seq, child.status if closed else None
+
+    def committed(self, seq: int, status: str | None, when: float) -> None:
+        """The position (and closing status) from :meth:`commit` is in the commit log."""
+        manifest = self.manifest
+        manifest.committed_seq, manifest.committed_at = seq, when
+        if status is not None:
+            manifest.closed, manifest.status = True, status
+
+    def settled(self, child: LiveChild) -> bool:
+        """Nothing is left to commit later: the run is closed, or still going."""
+        return self.manifest.closed or not child.finished
 
     # the channel's final-text store
     def load(self, seq: int) -> str | None:

@@ -6,8 +6,17 @@ with its start time and the machine's boot id (a pid that was reused is never ta
 the paths, the deadline, the supervision settings, and the consumer's **committed position** (the
 ``seq`` of the last event the consumer said it handled). Manifests are replaced whole (written to a
 temporary name, then renamed through the state dir's descriptor), so a parent killed at any moment
-leaves either the old manifest or the new one. Nothing is ``fsync``-ed: a parent's crash loses
-nothing, a machine's crash may lose the last commits (the events are then delivered again).
+leaves either the old manifest or the new one.
+
+Commits are frequent (a consumer may commit after every batch), so they do not rewrite manifests:
+each :meth:`StateDir.record_commits` appends one line per run to ``commits.log`` in a single
+``write`` (a few microseconds, whatever the number of runs), and a reader takes, per run, the
+highest position in its manifest or the log (:func:`read_manifests`). A parent killed during that
+``write`` leaves whole lines or none; a line cut short (a machine's crash) is ignored. The log is
+**folded** into the manifests (each rewritten as above, then the log emptied) when a hub opens the
+state dir, and when it grows past :data:`FOLD_AT` bytes; a fold cut short is simply done again.
+Nothing is ``fsync``-ed: a parent's crash loses nothing, a machine's crash may lose the last commits
+(the events are then delivered again).
 
 A final text the parent read from a child's file (which it then removes) is kept as
 ``<name>.final`` before the file is removed, so a ``result`` delivered again after a restart still
@@ -35,7 +44,10 @@ __all__ = [
     "Manifest",
     "StateDir",
     "StateDirBusy",
+    "COMMITS",
     "boot_id",
+    "read_commits",
+    "read_manifests",
     "process_start",
 ]
 
@@ -44,6 +56,9 @@ _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NAME = re.compile(r"^run-[A-Za-z0-9_.-]{1,80}$")
+#: the commit log (see the module docstring), and the size past which it is folded into manifests
+COMMITS = "commits.log"
+FOLD_AT = 1 << 20
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 #: a manifest larger than this is not read (it is not one this package wrote)
 _MANIFEST_CAP = 1 << 20
@@ -188,6 +203,8 @@ class StateDir:
         except FileExistsError:
             pass
         self.fd: int | None = os.open(self.path, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+        self._log: int | None = None
+        self._logged = 0
         try:
             self._lock = os.open(".lock", os.O_RDWR | os.O_CREAT | _O_CLOEXEC | _O_NOFOLLOW, 0o600, dir_fd=self.fd)
             try:
@@ -201,12 +218,19 @@ class StateDir:
             os.close(self.fd)
             self.fd = None
             raise
-        for stale in os.listdir(self.fd):  # a manifest's writer that died before its rename
-            if stale.startswith(".") and stale.endswith(".tmp"):
-                try:
-                    os.unlink(stale, dir_fd=self.fd)
-                except OSError:
-                    pass
+        try:
+            for stale in os.listdir(self.fd):  # a manifest's writer that died before its rename
+                if stale.startswith(".") and stale.endswith(".tmp"):
+                    try:
+                        os.unlink(stale, dir_fd=self.fd)
+                    except OSError:
+                        pass
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | _O_CLOEXEC | _O_NOFOLLOW
+            self._log = os.open(COMMITS, flags, 0o600, dir_fd=self.fd)
+            self.fold()
+        except BaseException:
+            self.close()
+            raise
 
     # -- runs -----------------------------------------------------------------------------------
 
@@ -241,6 +265,39 @@ class StateDir:
         """Every manifest here, by name: the manifest, or why it cannot be used (in words)."""
         return read_manifests(self.path, self.fd)
 
+    # -- commits --------------------------------------------------------------------------------
+
+    def record_commits(self, records: list[tuple[str, int, float, str | None]]) -> None:
+        """Append ``(name, seq, when, closed_status)`` records to the commit log in one ``write``
+        (``closed_status``: the run is closed, with that status; ``None``: it is not). Folds the
+        log into the manifests once it is large. Raises ``OSError``."""
+        if not records:
+            return
+        if self._log is None:
+            raise OSError(errno.EBADF, "the state dir is closed")
+        lines = []
+        for name, seq, when, status in records:
+            closed = "" if status is None else " closed " + (_UNSAFE.sub("_", status) or "_")
+            lines.append(f"{name} {seq} {when:.6f}{closed} .\n")  # "." ends a whole record
+        data = "".join(lines).encode("ascii", "replace")
+        written = os.write(self._log, data)
+        if written != len(data):  # a regular file writes short only on errors such as ENOSPC
+            raise OSError(errno.EIO, f"short write to {COMMITS}")
+        self._logged += written
+        if self._logged >= FOLD_AT:
+            self.fold()
+
+    def fold(self) -> None:
+        """Fold the commit log into the manifests, then empty it (the lock is held)."""
+        assert self._log is not None
+        commits = read_commits(self.fd)
+        if commits:
+            for _name, manifest in read_manifests(self.path, self.fd, with_log=False):
+                if isinstance(manifest, Manifest) and _apply(manifest, commits):
+                    self.save(manifest)
+        os.ftruncate(self._log, 0)
+        self._logged = 0
+
     # -- final texts ----------------------------------------------------------------------------
 
     def keep_final_text(self, name: str, seq: int, text: str) -> None:
@@ -258,7 +315,10 @@ class StateDir:
         return text.decode("utf-8", "surrogatepass")
 
     def close(self) -> None:
-        """Let go of the lock and the descriptor."""
+        """Let go of the lock and the descriptors."""
+        if self._log is not None:
+            os.close(self._log)
+            self._log = None
         if self.fd is not None:
             os.close(self._lock)
             os.close(self.fd)
@@ -277,8 +337,53 @@ def _read_at(dir_fd: int | None, name: str, cap: int | None) -> bytes | None:
         return None
 
 
-def read_manifests(path: str, dir_fd: int | None = None) -> list[tuple[str, Manifest | str]]:
-    """The manifests in state dir ``path`` (read-only: no lock), sorted by name."""
+#: a run's latest commit in the log: ``(seq, when, closed_status)``
+Commit = tuple[int, float, str | None]
+
+
+def read_commits(dir_fd: int | None) -> dict[str, Commit]:
+    """The commit log, per run: the highest ``seq`` (with its time) and whether the run was closed.
+    Lines that are not whole records (one cut short by a crash) are ignored."""
+    data = _read_at(dir_fd, COMMITS, None) or b""
+    commits: dict[str, Commit] = {}
+    for line in data.split(b"\n")[:-1]:  # the last piece has no newline: cut short, or empty
+        parts = line.decode("ascii", "replace").split(" ")
+        if parts[-1] != ".":  # not a whole record (a crash cut it, then something followed)
+            continue
+        del parts[-1]
+        if len(parts) not in (3, 5) or not _NAME.match(parts[0]) or not parts[1].isdigit():
+            continue
+        if len(parts) == 5 and parts[3] != "closed":
+            continue
+        try:
+            when = float(parts[2])
+        except ValueError:
+            continue
+        seq = int(parts[1])
+        old_seq, old_when, old_status = commits.get(parts[0], (0, 0.0, None))
+        status = parts[4] if len(parts) == 5 else old_status
+        commits[parts[0]] = (max(seq, old_seq), max(when, old_when), status)
+    return commits
+
+
+def _apply(manifest: Manifest, commits: dict[str, Commit]) -> bool:
+    """Bring ``manifest`` up to its run's commits in the log; ``True`` when that changed it."""
+    commit = commits.get(manifest.name)
+    if commit is None:
+        return False
+    seq, when, status = commit
+    changed = False
+    if seq > manifest.committed_seq:
+        manifest.committed_seq, manifest.committed_at, changed = seq, when, True
+    if status is not None and not manifest.closed:
+        manifest.closed, manifest.status, changed = True, status, True
+    return changed
+
+
+def read_manifests(path: str, dir_fd: int | None = None, *, with_log: bool = True) -> list[tuple[str, Manifest | str]]:
+    """The manifests in state dir ``path``, sorted by name, each brought up to its commits in the
+    log (unless ``with_log`` is false). Read-only, no lock: while a hub folds the log, a reader
+    may see a position a little behind the latest commit, never ahead of it."""
     found: list[tuple[str, Manifest | str]] = []
     own = dir_fd is None
     if dir_fd is None:
@@ -303,6 +408,11 @@ def read_manifests(path: str, dir_fd: int | None = None) -> list[tuple[str, Mani
                 found.append((name, f"names another run directory ({manifest.name!r})"))
                 continue
             found.append((name, manifest))
+        if with_log:
+            commits = read_commits(dir_fd)
+            for _name, read in found:
+                if isinstance(read, Manifest):
+                    _apply(read, commits)
     finally:
         if own:
             os.close(dir_fd)
