@@ -342,15 +342,18 @@ Commit = tuple[int, float, str | None]
 
 
 def read_commits(dir_fd: int | None) -> dict[str, Commit]:
-    """The commit log, per run: the highest ``seq`` (with its time) and whether the run was closed.
-    Lines that are not whole records (one cut short by a crash) are ignored."""
+    """The commit log, per run: its last whole record's ``seq`` and time, and the status it was
+    closed with (``None``: not closed). A hub only ever commits a run forward, and a closed run
+    is never committed again, so the last record of a run is its latest position. Lines that are
+    not whole records (one cut short by a crash) are ignored."""
     data = _read_at(dir_fd, COMMITS, None) or b""
-    commits: dict[str, Commit] = {}
+    last: dict[bytes, bytes] = {}
     for line in data.split(b"\n")[:-1]:  # the last piece has no newline: cut short, or empty
-        parts = line.decode("ascii", "replace").split(" ")
-        if parts[-1] != ".":  # not a whole record (a crash cut it, then something followed)
-            continue
-        del parts[-1]
+        if line.endswith(b" ."):  # "." ends a whole record
+            last[line[: line.find(b" ")]] = line
+    commits: dict[str, Commit] = {}
+    for line in last.values():
+        parts = line.decode("ascii", "replace").split(" ")[:-1]
         if len(parts) not in (3, 5) or not _NAME.match(parts[0]) or not parts[1].isdigit():
             continue
         if len(parts) == 5 and parts[3] != "closed":
@@ -359,10 +362,7 @@ def read_commits(dir_fd: int | None) -> dict[str, Commit]:
             when = float(parts[2])
         except ValueError:
             continue
-        seq = int(parts[1])
-        old_seq, old_when, old_status = commits.get(parts[0], (0, 0.0, None))
-        status = parts[4] if len(parts) == 5 else old_status
-        commits[parts[0]] = (max(seq, old_seq), max(when, old_when), status)
+        commits[parts[0]] = (int(parts[1]), when, parts[4] if len(parts) == 5 else None)
     return commits
 
 
