@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import select
+import stat
 import subprocess
 from typing import TYPE_CHECKING
 
@@ -182,8 +183,12 @@ def adopt(state: StateDir, manifest: Manifest, *, stall_timeout: float | None = 
     log = os.path.join(directory, "child.log")
     if (manifest.control_path, manifest.event_path, manifest.log_path) != (control, events, log):
         raise AdoptError(f"{manifest.name}: its paths are not those of its run directory")
-    if not os.path.isdir(directory):
-        raise AdoptError(f"{manifest.name}: its run directory is missing")
+    try:
+        mode = os.lstat(directory).st_mode
+    except OSError:
+        raise AdoptError(f"{manifest.name}: its run directory is missing") from None
+    if not stat.S_ISDIR(mode):  # not followed: a symlink would take the run's files out of the state dir
+        raise AdoptError(f"{manifest.name}: its run directory is not a directory (a symlink or another file)")
     record = DurableRun(state, manifest)
     kwargs: dict[str, object] = {}
     if manifest.max_bytes is not None:
