@@ -55,6 +55,10 @@ class AdoptedProcess:
         poller.register(self.pidfd, select.POLLIN)
         if not poller.poll(max(0, int(timeout * 1000))):
             return False
+        try:  # a child of this very process (its hub detached, then attached): reap it, nobody else will
+            os.waitid(os.P_PIDFD, self.pidfd, os.WEXITED | os.WNOHANG)
+        except (AttributeError, OSError):  # not our child (ECHILD), or no P_PIDFD here
+            pass
         os.close(self.pidfd)
         self.pidfd = None
         self.returncode = self.UNKNOWN
