@@ -48,12 +48,13 @@ class AdoptedProcess:
         self.pidfd = pidfd
         self.returncode: int | None = None if pidfd is not None else self.UNKNOWN
 
-    def _ended(self, timeout: float) -> bool:
+    def _ended(self, timeout: float | None) -> bool:
+        """The process has ended, seen within ``timeout`` seconds (``None``: however long it takes)."""
         if self.pidfd is None:
             return True
         poller = select.poll()
         poller.register(self.pidfd, select.POLLIN)
-        if not poller.poll(max(0, int(timeout * 1000))):
+        if not poller.poll(None if timeout is None else max(0, int(timeout * 1000))):
             return False
         try:  # a child of this very process (its hub detached, then attached): reap it, nobody else will
             os.waitid(os.P_PIDFD, self.pidfd, os.WEXITED | os.WNOHANG)
@@ -72,7 +73,7 @@ class AdoptedProcess:
 
     def wait(self, timeout: float | None = None) -> int:
         """Wait for the end; raises ``subprocess.TimeoutExpired`` after ``timeout`` seconds."""
-        if self.returncode is None and not self._ended(-1 if timeout is None else timeout):
+        if self.returncode is None and not self._ended(timeout):
             raise subprocess.TimeoutExpired(str(self.pid), timeout or 0.0)
         return self.UNKNOWN
 
