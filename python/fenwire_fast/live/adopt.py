@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import select
+import stat
 import subprocess
 from typing import TYPE_CHECKING
 
@@ -47,12 +48,13 @@ class AdoptedProcess:
         self.pidfd = pidfd
         self.returncode: int | None = None if pidfd is not None else self.UNKNOWN
 
-    def _ended(self, timeout: float) -> bool:
+    def _ended(self, timeout: float | None) -> bool:
+        """The process has ended, seen within ``timeout`` seconds (``None``: however long it takes)."""
         if self.pidfd is None:
             return True
         poller = select.poll()
         poller.register(self.pidfd, select.POLLIN)
-        if not poller.poll(max(0, int(timeout * 1000))):
+        if not poller.poll(None if timeout is None else max(0, int(timeout * 1000))):
             return False
         self._reap()
         os.close(self.pidfd)
@@ -77,7 +79,7 @@ class AdoptedProcess:
 
     def wait(self, timeout: float | None = None) -> int:
         """Wait for the end; raises ``subprocess.TimeoutExpired`` after ``timeout`` seconds."""
-        if self.returncode is None and not self._ended(-1 if timeout is None else timeout):
+        if self.returncode is None and not self._ended(timeout):
             raise subprocess.TimeoutExpired(str(self.pid), timeout or 0.0)
         return self.UNKNOWN
 
@@ -198,8 +200,12 @@ def adopt(state: StateDir, manifest: Manifest, *, stall_timeout: float | None = 
     log = os.path.join(directory, "child.log")
     if (manifest.control_path, manifest.event_path, manifest.log_path) != (control, events, log):
         raise AdoptError(f"{manifest.name}: its paths are not those of its run directory")
-    if not os.path.isdir(directory):
-        raise AdoptError(f"{manifest.name}: its run directory is missing")
+    try:
+        mode = os.lstat(directory).st_mode
+    except OSError:
+        raise AdoptError(f"{manifest.name}: its run directory is missing") from None
+    if not stat.S_ISDIR(mode):  # not followed: a symlink would take the run's files out of the state dir
+        raise AdoptError(f"{manifest.name}: its run directory is not a directory (a symlink or another file)")
     record = DurableRun(state, manifest)
     kwargs: dict[str, object] = {}
     if manifest.max_bytes is not None:

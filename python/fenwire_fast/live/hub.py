@@ -237,10 +237,12 @@ class Hub:
     def __iter__(self) -> Iterator[Item]:
         """Yield ``(child, event)`` as events arrive, until every child has finished."""
         durable = self.state is not None
+        uncommitted = self._uncommitted
         for child, messages in self.batches():
             for message in messages:
                 if durable:  # handed over one at a time: a commit counts up to this one
                     child.delivered_seq = message["seq"]
+                    uncommitted[child] = None  # a commit in mid-batch let it go
                 yield child, message
 
     def wait(self, timeout: float | None = None) -> dict[str, str]:
@@ -276,10 +278,12 @@ class Hub:
     async def stream(self) -> AsyncIterator[Item]:
         """The asyncio twin of iterating the hub: ``(child, event)`` pairs."""
         durable = self.state is not None
+        uncommitted = self._uncommitted
         async for child, messages in self.batches_async():
             for message in messages:
                 if durable:
                     child.delivered_seq = message["seq"]
+                    uncommitted[child] = None
                 yield child, message
 
     def __aiter__(self) -> AsyncIterator[Item]:
