@@ -275,6 +275,23 @@ def test_a_kept_final_text_is_used_and_a_read_one_is_kept_before_its_file_goes(t
     assert again.text == "the whole answer, longer than its line" and again.note is None
 
 
+def test_a_file_left_beside_a_kept_copy_is_removed(tmp_path: Path) -> None:
+    """A parent killed between keeping the copy and removing the file: the next one removes it."""
+    path = tmp_path / "final.txt"
+    path.write_text("the whole answer")
+    os.chmod(path, 0o600)
+    store = Store()
+    store.kept[9] = "the whole answer"
+    follower = FinalTextFollower(str(tmp_path), [str(tmp_path / "events.jsonl")], 1 << 20, 1 << 20, store)
+    follower.follow({"seq": 9, "final-text": "the whole", "final-text-path": str(path)})
+    assert follower.text == "the whole answer" and not path.exists()
+    protected = tmp_path / "events.jsonl"
+    protected.write_text("")
+    guarded = FinalTextFollower(str(tmp_path), [str(protected)], 1 << 20, 1 << 20, store)
+    guarded.follow({"seq": 9, "final-text": "the whole", "final-text-path": str(protected)})
+    assert protected.exists()  # a channel's own file is never removed
+
+
 def test_a_final_text_that_cannot_be_kept_is_not_removed(tmp_path: Path) -> None:
     class Full(Store):
         def keep(self, seq: int, text: str) -> None:
@@ -341,3 +358,21 @@ def test_a_problem_is_printed_on_one_line() -> None:
     print_runs([RunReport(name="run-x", run="x", error="line one\nline two")], out)
     assert out.getvalue().splitlines()[-1] == "  run-x: line one line two"
     assert read_manifests  # the read-only reader is public for tools
+
+
+def test_prune_removes_closed_runs_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    state = StateDir(tmp_path)
+    try:
+        closed = make_run(state, "closed", b"", b"")
+        kept = make_run(state, "open", b"", b"")
+        state.keep_final_text(closed.name, 3, "text")
+        state.record_commits([(closed.name, 0, 1.0, "done")])
+        assert main(["runs", str(tmp_path), "--prune"]) == 1  # the lock is held
+        assert "in use by another hub" in capsys.readouterr().err
+    finally:
+        state.close()
+    assert main(["runs", str(tmp_path), "--prune", "--json"]) == 0
+    out = capsys.readouterr()
+    assert "pruned 1 closed run(s)" in out.err
+    assert [json.loads(line)["run"] for line in out.out.splitlines()] == ["open"]
+    assert sorted(os.listdir(tmp_path)) == sorted([".lock", "commits.log", kept.name, kept.name + ".json"])

@@ -330,6 +330,20 @@ def demo_main(argv: Sequence[str] | None = None) -> int:
 def _cmd_runs(args: argparse.Namespace) -> int:
     from .live.runs import inspect, print_runs
 
+    if args.prune:
+        from .live.durable import StateDir, StateDirBusy
+
+        try:
+            state = StateDir(args.path)
+        except (OSError, StateDirBusy) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            print(f"fenwire runs: cannot prune {args.path}: {why}", file=sys.stderr)
+            return 1
+        try:
+            removed = state.prune()
+        finally:
+            state.close()
+        print(f"pruned {len(removed)} closed run(s)", file=sys.stderr)
     try:
         reports = inspect(args.path)
     except OSError as exc:
@@ -400,6 +414,11 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     runs.add_argument("path", help="the state dir")
     runs.add_argument("--json", action="store_true", help="one JSON object per run")
+    runs.add_argument(
+        "--prune",
+        action="store_true",
+        help="first remove the closed runs (finished, every event committed); needs the state dir free of any hub",
+    )
     sub.add_parser("child", help="run an agent as a live child over two files", add_help=False)
     sub.add_parser("demo", help="a parent driving many live mock children", add_help=False)
     return parser

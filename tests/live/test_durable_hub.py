@@ -81,3 +81,30 @@ def test_commit_writes_what_moved_and_closes_finished_runs(tmp_path: Path) -> No
 def test_commit_needs_a_state_dir() -> None:
     with Hub() as hub, pytest.raises(RuntimeError, match="state_dir"):
         hub.commit()
+
+
+def test_a_run_whose_process_was_never_found_signals_nobody(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A manifest without a pid, and no process that names its event file: the run is read to its
+    end and fails; its group id is 0, which must never reach ``killpg`` (the caller's own group)."""
+    from fenwire_fast.live.durable import StateDir, new_manifest
+
+    state = StateDir(tmp_path)
+    name, directory = state.new_run_directory("lost")
+    for file in ("control.jsonl", "events.jsonl", "child.log"):
+        Path(directory, file).write_bytes(b"")
+    state.save(new_manifest("lost", name, directory))
+    state.close()
+    signalled: list[int] = []
+    real_killpg = os.killpg
+    monkeypatch.setattr(os, "killpg", lambda pgid, sig: (signalled.append(pgid), real_killpg(pgid, sig)))
+    hub = Hub.attach(tmp_path)
+    try:
+        [child] = hub.children
+        assert (child.pid, child.pgid, child.adopted) == (0, 0, True)
+        assert hub.wait(HANG_GUARD) == {"lost": "failed"}
+        assert "no process" in str(child.error) or "without an exit line" in str(child.error)
+        child.kill()
+        assert child.group.empty()
+    finally:
+        hub.close()
+    assert 0 not in signalled

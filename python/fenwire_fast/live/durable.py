@@ -34,6 +34,7 @@ import fcntl
 import json
 import os
 import re
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass, field, fields
@@ -297,6 +298,22 @@ class StateDir:
                     self.save(manifest)
         os.ftruncate(self._log, 0)
         self._logged = 0
+
+    def prune(self) -> list[str]:
+        """Remove every closed run (its directory, manifest and kept final text); return their
+        run ids. A closed run is over for its consumer: nothing in it is needed by ``attach``."""
+        removed = []
+        for name, manifest in self.manifests():
+            if not isinstance(manifest, Manifest) or not manifest.closed:
+                continue
+            shutil.rmtree(name, dir_fd=self.fd, ignore_errors=True)
+            for leftover in (name + ".final", name + ".json"):
+                try:
+                    os.unlink(leftover, dir_fd=self.fd)
+                except FileNotFoundError:
+                    pass
+            removed.append(manifest.run)
+        return removed
 
     # -- final texts ----------------------------------------------------------------------------
 

@@ -129,6 +129,21 @@ class PrivateDirectory:
                 continue
         return False
 
+    def discard(self, path: object) -> None:
+        """Remove the name ``path`` in this directory if it is a regular file and not a protected
+        one (a final text already had from a kept copy: a parent that died between keeping the copy
+        and removing the file left it). Only the name goes: a file linked elsewhere keeps its other
+        names. Never raises."""
+        name, _why = self.name_of(path)
+        if name is None or self.fd is None:
+            return
+        try:
+            st = os.stat(name, dir_fd=self.fd, follow_symlinks=False)
+            if stat.S_ISREG(st.st_mode) and not self.is_protected(st):
+                os.unlink(name, dir_fd=self.fd)
+        except OSError:
+            pass
+
     def close(self) -> None:
         if self.fd is not None:
             try:
@@ -476,6 +491,8 @@ class FinalTextFollower:
             kept = store.load(seq)  # type: ignore[arg-type]
             if kept is not None:
                 self.text = kept
+                if self._follow:
+                    self._private.discard(path)  # normally gone already: removed right after keeping
                 return
         if not self._follow:
             self.note = f"final text truncated to {self._cut} bytes: its file was not read"

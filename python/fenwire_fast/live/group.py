@@ -51,7 +51,11 @@ class ProcessGroup:
         self._probe_at = 0.0
 
     def _signal(self, sig: int) -> bool:
-        """``killpg``; ``False`` when the group is empty (ESRCH). EPERM counts as members."""
+        """``killpg``; ``False`` when the group is empty (ESRCH). EPERM counts as members. A group
+        id below 2 (a run adopted with no process found: 0) is never signalled: ``killpg(0, ...)``
+        would be the caller's own group."""
+        if self.pgid < 2:
+            return False
         try:
             os.killpg(self.pgid, sig)
         except ProcessLookupError:

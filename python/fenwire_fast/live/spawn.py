@@ -129,6 +129,7 @@ class LiveChild(StallWatchdog):
 
     @property
     def pid(self) -> int:
+        """The child's pid (0 for a run taken up by ``Hub.attach`` whose process was never found)."""
         return self.process.pid
 
     @property
