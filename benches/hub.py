@@ -304,7 +304,7 @@ def busy_durable(
         print(
             f"round {r + 1}: plain {plain['hub_us_per_event']:.3f} us/event ({plain['events_per_read']:.0f} per read), "
             f"durable {durable_['hub_us_per_event']:.3f} ({durable_['events_per_read']:.0f} per read, "
-            f"{durable_['commits']:.0f} manifests written): {durable_['hub_us_per_event'] / plain['hub_us_per_event']:.3f}x",
+            f"{durable_['commits']:.0f} runs committed): {durable_['hub_us_per_event'] / plain['hub_us_per_event']:.3f}x",
             flush=True,
         )
         out.append((plain, durable_))
