@@ -78,6 +78,12 @@ def test_commit_writes_what_moved_and_closes_finished_runs(tmp_path: Path) -> No
     assert os.listdir(tmp_path / "state")  # the state dir stays
 
 
+def test_attach_to_no_state_dir_says_so(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="no state dir"):
+        Hub.attach(tmp_path / "typo")
+    assert not (tmp_path / "typo").exists()
+
+
 def test_commit_needs_a_state_dir() -> None:
     with Hub() as hub, pytest.raises(RuntimeError, match="state_dir"):
         hub.commit()

@@ -342,9 +342,12 @@ class Hub:
         files, control ``seq`` goes on after the last one sent, and the events after the last
         commit are handed over again. ``kwargs`` are :class:`Hub`'s. Manifests that cannot be
         used are listed in :attr:`attach_errors`. Raises
-        :class:`~fenwire_fast.live.durable.StateDirBusy` when another hub holds the state dir."""
+        :class:`~fenwire_fast.live.durable.StateDirBusy` when another hub holds the state dir,
+        ``FileNotFoundError`` when there is no such directory."""
         from .adopt import AdoptError, adopt
 
+        if not os.path.isdir(state_dir):  # a typo must not look like a state dir with no runs
+            raise FileNotFoundError(f"no state dir at {os.fspath(state_dir)}")
         hub = cls(state_dir=state_dir, **kwargs)
         assert hub.state is not None
         try:
