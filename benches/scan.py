@@ -4,6 +4,8 @@
 Every stream of ``realistic.all_streams()`` is cut into line-aligned pieces of at most 64 KiB
 (``streams.chunks``, one call per piece, the way a tailer reads) and drained by:
 
+- ``rust scan_batch``: ``Receiver.scan_batch``: the same checks, returning one ``ScanBatch`` of
+  columns per piece (no Python object per line);
 - ``rust scan`` / ``pure scan``: ``Receiver.scan``: frames, validates, checks seq, returns
   ``Scanned(type, seq, line)`` records;
 - ``rust feed``: ``Receiver.feed``, the same checks, returning dicts;
@@ -17,7 +19,7 @@ realistic mixed stream, all started together; bytes per second of the whole is c
 thread, and the process's CPU time is given beside the wall time (CPU time above the threads'
 share of one thread's is time spent handing the GIL over). The 1- and 2-thread runs alternate
 round by round. Each piece size of ``--thread-pieces`` (KiB, default ``64,1024``) gets a row pair
-for ``scan`` and one for ``scan_rejections`` (the same check without a record per line: it
+for ``scan_batch``, one for ``scan`` and one for ``scan_rejections`` (the same check without a record per line: it
 holds the GIL only briefly per call, so what it loses with two threads is the cost of taking
 the GIL back after each check, not of building records) and one for ``scan_rejections +
 bytes.split`` (the check, then one bytes per line under the GIL: ``scan``'s shape made of
@@ -61,6 +63,15 @@ def rust_scan(pieces: list[bytes]) -> int:
     return sum(len(scan(p)) for p in pieces)
 
 
+def rust_scan_batch(pieces: list[bytes]) -> int:
+    scan_batch = _native.Receiver("event").scan_batch
+    n = 0
+    for p in pieces:
+        batch = scan_batch(p)
+        n += len(batch) + len(batch.rejections)
+    return n
+
+
 def rust_feed(pieces: list[bytes]) -> int:
     feed = _native.Receiver("event").feed
     return sum(len(feed(p)) for p in pieces)
@@ -93,6 +104,7 @@ def orjson_discard(pieces: list[bytes]) -> int:
 
 
 DRAINS: dict[str, Callable[[list[bytes]], int]] = {
+    "rust scan_batch": rust_scan_batch,
     "rust scan": rust_scan,
     "rust feed": rust_feed,
     "bytes.split": split_only,
@@ -122,7 +134,8 @@ def _check_then_split(receiver: Any) -> Callable[[bytes], list[bytes]]:
 
 
 #: What each thread drains its pieces with, given its own receiver.
-THREAD_DRAINS: dict[str, Callable[[Any], Callable[[bytes], list[Any]]]] = {
+THREAD_DRAINS: dict[str, Callable[[Any], Callable[[bytes], Any]]] = {
+    "scan_batch": lambda r: r.scan_batch,
     "scan": lambda r: r.scan,
     "scan_rejections": lambda r: r.scan_rejections,
     "scan_rejections + bytes.split": _check_then_split,

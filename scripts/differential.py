@@ -7,7 +7,8 @@ every result, type for type: decoded messages (key order, int vs float vs bool, 
 Python dicts, `Sender.next`, the receiver's `seq` after every line, `Receiver.feed` and `Framer`
 over random splits of a stream (output, `buffered` and `plain` after every piece), `Receiver.scan` (the
 backends against each other, and each against its own `feed` line for line, with `feed` and
-`scan` calls alternating on one receiver), and the text primitives. Exits 1 on the first difference(s), printing a reproducer.
+`scan` calls alternating on one receiver), `Receiver.scan_batch` (every column of the backends'
+batches, each batch against `scan`, mixed with `feed` and `scan` calls), and the text primitives. Exits 1 on the first difference(s), printing a reproducer.
 
     python scripts/differential.py -n 20000 --seed 1
 """
@@ -27,7 +28,7 @@ import orjson
 from fenwire_fast import _native as rust
 from fenwire_fast import _pure as pure
 from fenwire_fast._schema import CONTROL_SCHEMAS, ENUMS, EVENT_SCHEMAS
-from fenwire_fast._types import MAX_LINE_BYTES, Rejection, Scanned
+from fenwire_fast._types import CONTROL_TYPE_ORDER, EVENT_TYPE_ORDER, MAX_LINE_BYTES, Rejection, Scanned
 
 # ---------------------------------------------------------------------------------------------
 # Strict comparison
@@ -760,6 +761,81 @@ def check_scan(rng: random.Random) -> None:
         check("alternating seq", repro, (mb.seq, mb.buffered), (sb.seq, sb.buffered))
 
 
+def batch_columns(batch: Any) -> tuple[Any, ...]:
+    """Every column of a `ScanBatch`, as plain values."""
+    return (
+        type(batch).__name__,
+        batch.lines,
+        batch.ends.typecode,
+        batch.ends.tolist(),
+        batch.seqs.typecode,
+        batch.seqs.tolist(),
+        batch.types,
+        batch.rejections,
+        len(batch),
+        repr(batch),
+    )
+
+
+def batch_as_scan(batch: Any, direction: str) -> list[Any]:
+    """`scan`'s list rebuilt from a batch's columns."""
+    names = CONTROL_TYPE_ORDER if direction == "control" else EVENT_TYPE_ORDER
+    records: list[Any] = []
+    start = 0
+    for end, seq, t in zip(batch.ends, batch.seqs, batch.types, strict=True):
+        records.append(Scanned(names[t], seq, batch.lines[start : end - 1]))
+        start = end
+    out: list[Any] = []
+    i = 0
+    for before, rejection in batch.rejections:
+        out.extend(records[i:before])
+        out.append(rejection)
+        i = before
+    out.extend(records[i:])
+    return out
+
+
+def check_scan_batch(rng: random.Random) -> None:
+    direction = rng.choice(["event", "control"])
+    data = scan_stream(rng, direction)
+    pieces = splits(rng, data)
+    ba, bb = pure.Receiver(direction), rust.Receiver(direction)  # scan_batch only
+    sa, sb = pure.Receiver(direction), rust.Receiver(direction)  # scan only: the reference
+    ma, mb = pure.Receiver(direction), rust.Receiver(direction)  # scan_batch, scan and feed mixed
+    for i, piece in enumerate(pieces):
+        kind = rng.choice([bytes, bytes, bytes, bytearray, memoryview])
+        arg = kind(piece)
+
+        def repro(i: int = i) -> str:
+            return f"Receiver({direction!r}).scan_batch over pieces {[p[:200] for p in pieces[: i + 1]]!r:.900}"
+
+        a = outcome(lambda: ba.scan_batch(arg))
+        b = outcome(lambda: bb.scan_batch(arg))
+        check("ScanBatch type", repro, a[0], b[0])
+        if a[0] != "ok":
+            check("Receiver.scan_batch error", repro, a, b, wire=True)
+            continue
+        check("Receiver.scan_batch", repro, batch_columns(a[1]), batch_columns(b[1]), wire=True)
+        check("Receiver.scan_batch seq", repro, (ba.seq, ba.buffered), (bb.seq, bb.buffered))
+        n = len(b[1])
+        for at in (0, n - 1, -1, rng.randint(-n - 2, n + 2)):
+            check("ScanBatch.line", repro, outcome(lambda: a[1].line(at)), outcome(lambda: b[1].line(at)))
+        want = outcome(lambda: sb.scan(arg))
+        check("pure scan_batch vs scan", repro, ("ok", batch_as_scan(a[1], direction)), outcome(lambda: sa.scan(arg)))
+        check("rust scan_batch vs scan", repro, ("ok", batch_as_scan(b[1], direction)), want)
+        check("scan_batch seq vs scan", repro, (bb.seq, bb.buffered), (sb.seq, sb.buffered))
+        method = rng.choice(["feed", "scan", "scan_batch"])
+        ma_out = outcome(lambda: getattr(ma, method)(arg))
+        mb_out = outcome(lambda: getattr(mb, method)(arg))
+        if method == "scan_batch":
+            check("mixed scan_batch", repro, batch_columns(ma_out[1]), batch_columns(mb_out[1]), wire=True)
+            check("mixed scan_batch vs scan", repro, ("ok", batch_as_scan(mb_out[1], direction)), want)
+        else:
+            check(f"mixed {method}", repro, ma_out, mb_out, wire=True)
+        check("mixed seq", repro, (ma.seq, ma.buffered), (sb.seq, sb.buffered))
+        check("mixed seq", repro, (mb.seq, mb.buffered), (sb.seq, sb.buffered))
+
+
 def check_text(rng: random.Random) -> None:
     text = random_text(rng)
     limit = rng.choice([-5, -1, 0, 1, 2, 3, 4, 5, 6, 10, 40, 60, 100, 160, 4096, 2**40])
@@ -802,6 +878,7 @@ def main() -> int:
         ("receiver", lambda: check_receiver(rng), 0.1),
         ("feed", lambda: check_feed(rng), 0.07),
         ("scan", lambda: check_scan(rng), 0.07),
+        ("scan_batch", lambda: check_scan_batch(rng), 0.07),
         ("text", lambda: check_text(rng), 0.12),
         ("misc", lambda: check_misc(rng), 0.03),
     ]

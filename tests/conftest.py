@@ -51,6 +51,7 @@ BOUNDARY_NAMES = (
     "Sender",
     "Receiver",
     "Framer",
+    "ScanBatch",
     "utf8_prefix",
     "truncate_line",
     "scrub",

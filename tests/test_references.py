@@ -210,6 +210,12 @@ def _drivers(backend: ModuleType) -> dict[str, Driver]:
         for chunk in stream.chunks(n):
             rx.scan_rejections(chunk)
 
+    def scan_batch(n: int) -> None:
+        for chunk in stream.chunks(n):
+            batch = rx.scan_batch(chunk)
+            if len(batch):
+                batch.line(-1)
+
     def framer_feed(n: int) -> None:
         for chunk in stream.chunks(n):
             framer.feed(chunk)
@@ -228,6 +234,7 @@ def _drivers(backend: ModuleType) -> dict[str, Driver]:
         "Receiver.feed": feed,
         "Receiver.scan": scan,
         "Receiver.scan_rejections": scan_rejections,
+        "Receiver.scan_batch": scan_batch,
         "Framer.feed": framer_feed,
         "normalize": normalize_,
     }

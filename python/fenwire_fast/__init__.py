@@ -14,6 +14,7 @@ import os as _os
 from typing import TYPE_CHECKING
 
 from ._types import (
+    CONTROL_TYPE_ORDER,
     CONTROL_TYPES,
     DISPLAY_EVENT_TYPES,
     DRAIN_BYTE_BUDGET,
@@ -22,6 +23,7 @@ from ._types import (
     EVENT_PAYLOAD_BYTES,
     EVENT_STRING_BYTES,
     EVENT_TABLE_ENTRIES,
+    EVENT_TYPE_ORDER,
     EVENT_TYPES,
     LIFECYCLE_EVENT_TYPES,
     MAX_LINE_BYTES,
@@ -80,6 +82,7 @@ rejection_ack = _backend.rejection_ack
 Sender = _backend.Sender
 Receiver = _backend.Receiver
 Framer = _backend.Framer
+ScanBatch = _backend.ScanBatch
 utf8_prefix = _backend.utf8_prefix
 truncate_line = _backend.truncate_line
 scrub = _backend.scrub
@@ -100,6 +103,8 @@ __all__ = [
     "REJECTION_CODES",
     "EVENT_TYPES",
     "CONTROL_TYPES",
+    "EVENT_TYPE_ORDER",
+    "CONTROL_TYPE_ORDER",
     "DISPLAY_EVENT_TYPES",
     "LIFECYCLE_EVENT_TYPES",
     "Rejection",
@@ -114,6 +119,7 @@ __all__ = [
     "Sender",
     "Receiver",
     "Framer",
+    "ScanBatch",
     "utf8_prefix",
     "truncate_line",
     "scrub",

@@ -24,6 +24,8 @@ __all__ = [
     "LIFECYCLE_EVENT_TYPES",
     "EVENT_TYPES",
     "CONTROL_TYPES",
+    "EVENT_TYPE_ORDER",
+    "CONTROL_TYPE_ORDER",
     "Rejection",
     "Scanned",
     "is_event_type",
@@ -77,6 +79,33 @@ DISPLAY_EVENT_TYPES: Final = frozenset(
 LIFECYCLE_EVENT_TYPES: Final = frozenset({"ready", "turn-started", "turn-complete", "control-ack", "result", "exit"})
 EVENT_TYPES: Final = DISPLAY_EVENT_TYPES | LIFECYCLE_EVENT_TYPES
 CONTROL_TYPES: Final = frozenset({"prompt", "steer", "follow-up", "finalize", "cancel", "close"})
+#: The types in a fixed order, the Rust backend's: a ``ScanBatch``'s ``types`` column holds each
+#: line's type as its index here (``EVENT_TYPE_ORDER`` for an event receiver).
+EVENT_TYPE_ORDER: Final = (
+    "agent-started",
+    "user",
+    "llm-start",
+    "llm-end",
+    "assistant-text",
+    "assistant-text-delta",
+    "assistant-thinking",
+    "assistant-thinking-delta",
+    "assistant-stream-end",
+    "tool-call",
+    "tool-result",
+    "steering-injected",
+    "follow-up-injected",
+    "agent-turn-complete",
+    "error",
+    "info",
+    "ready",
+    "turn-started",
+    "turn-complete",
+    "control-ack",
+    "result",
+    "exit",
+)
+CONTROL_TYPE_ORDER: Final = ("prompt", "steer", "follow-up", "finalize", "cancel", "close")
 
 
 def is_event_type(value: object) -> bool:

@@ -10,9 +10,10 @@
 //! [`repeated`], object building in [`sink`] (dicts copied from per-key-order templates in
 //! [`template`]), rejections in [`rejection`], the entry points in
 //! [`decode`], [`validate`], [`encode`] and [`text`], and the classes in [`sender`],
-//! [`receiver`] and [`framer`] (a receiver's run check in [`plain`]); `Receiver.scan`'s records are made in [`scanned`]; [`tables`]
+//! [`receiver`] and [`framer`] (a receiver's run check in [`plain`]); `Receiver.scan`'s records are made in [`scanned`] and `Receiver.scan_batch`'s columns in [`batch`]; [`tables`]
 //! exposes the protocol tables to the tests.
 
+mod batch;
 mod decode;
 mod encode;
 mod ffi;
@@ -53,6 +54,7 @@ pub fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<sender::Sender>()?;
     m.add_class::<receiver::Receiver>()?;
     m.add_class::<framer::Framer>()?;
+    m.add_class::<batch::ScanBatch>()?;
     // Exactly the boundary's names, like `_pure.__all__` (PyO3 would also list `__version__`).
     let names = [
         "IMPLEMENTATION",
@@ -64,6 +66,7 @@ pub fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "Sender",
         "Receiver",
         "Framer",
+        "ScanBatch",
         "utf8_prefix",
         "truncate_line",
         "scrub",

@@ -5,6 +5,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
+use super::batch::{Columns, ScanBatch};
 use super::decode::{decode_bytes, line_bytes, LineBytes};
 use super::framer::feed_bytes;
 use super::interned::{interned, Interned};
@@ -17,7 +18,7 @@ use super::validate::{checked_direction, parse_direction};
 use crate::codec::SeqState;
 use crate::drain::{scan_into, ReceiverState, Scan};
 use crate::framer::Framer as CoreFramer;
-use crate::schema::{Direction, Fields, MAX_LINE_BYTES};
+use crate::schema::{Direction, Fields, EVENT_TYPES, MAX_LINE_BYTES};
 
 /// Decodes incoming lines and enforces strictly increasing ``seq`` (a line that does not increase it is ``out-of-order``).
 #[pyclass(module = "fenwire_fast._native")]
@@ -30,6 +31,8 @@ pub(super) struct Receiver {
     repeated: RepeatedValues,
     /// `scan`'s outcomes, reused from call to call.
     scan: Scan,
+    /// `scan_batch`'s columns, reused from call to call.
+    columns: Columns,
     /// The run whose messages a plain batch holds (`None`: no batch is plain), as given and as
     /// checked.
     run_obj: Option<Py<PyAny>>,
@@ -97,6 +100,7 @@ impl Receiver {
             fields: Fields::new(),
             repeated: RepeatedValues::default(),
             scan: Scan::default(),
+            columns: Columns::default(),
             run_obj: None,
             run: RunCheck::Unset,
             plain: false,
@@ -251,6 +255,33 @@ impl Receiver {
         result
     }
 
+    /// :meth:`scan` without a Python object per line: the same framing, checks, seq rules and
+    /// rejections (sharing the framer buffer and ``seq``), returned as one :class:`ScanBatch` of
+    /// columns. Each rejection comes with the number of accepted lines before it, so the order of
+    /// :meth:`scan`'s list can be rebuilt.
+    ///
+    /// On the Rust backend the columns are built with the GIL released too (chunks of 4096 bytes
+    /// or more), and when every line of ``data`` is accepted and it ends at a line boundary with
+    /// nothing buffered before, ``lines`` is ``data`` itself.
+    fn scan_batch<'py>(
+        &mut self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, ScanBatch>> {
+        let data = feed_bytes(py, data)?;
+        let input = data.as_bytes();
+        let mut columns = std::mem::take(&mut self.columns);
+        let base = match self.direction {
+            Some(Direction::Control) => EVENT_TYPES.len(),
+            _ => 0,
+        };
+        let scan = self.scan_chunk_then(py, input, |scan| columns.fill(scan, input, base));
+        let result = ScanBatch::new(py, &columns, &scan, &data);
+        self.scan = scan;
+        self.columns = columns;
+        result
+    }
+
     /// Diagnostic counts of this receiver's fast paths (totals since it was made), as a dict of
     /// ints with these keys, always in this order:
     ///
@@ -297,6 +328,17 @@ impl Receiver {
     /// Frame and check `input` (with the GIL released for a large chunk): the outcomes, in the
     /// receiver's reused [`Scan`], which the caller puts back in `self.scan`.
     fn scan_chunk(&mut self, py: Python<'_>, input: &[u8]) -> Scan {
+        self.scan_chunk_then(py, input, |_| ())
+    }
+
+    /// [`Self::scan_chunk`], then `then` on its outcomes, both with the GIL released for a large
+    /// chunk.
+    fn scan_chunk_then(
+        &mut self,
+        py: Python<'_>,
+        input: &[u8],
+        then: impl FnOnce(&Scan) + Send,
+    ) -> Scan {
         // A bytes object is immutable and held by the caller for the whole call: its buffer can
         // be read without the GIL. A bytearray or memoryview (which another thread could change
         // meanwhile) is copied into a new bytes first (`feed_bytes`), as `feed` does.
@@ -310,9 +352,13 @@ impl Receiver {
             direction: self.direction,
         };
         if input.len() >= DETACH_MIN_BYTES {
-            py.detach(|| scan_into(state, input, &mut scan));
+            py.detach(|| {
+                scan_into(state, input, &mut scan);
+                then(&scan);
+            });
         } else {
             scan_into(state, input, &mut scan);
+            then(&scan);
         }
         scan
     }

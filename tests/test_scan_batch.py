@@ -1,0 +1,264 @@
+"""Receiver.scan_batch: the drain of Receiver.scan as columns, with no Python object per line.
+
+A batch is exactly ``scan``'s list rebuilt: its accepted lines (``lines`` cut at ``ends``), seqs and
+type indices are ``scan``'s records in order, its rejections are ``scan``'s rejections with their
+places; the receiver ends in the same state; both backends agree column for column.
+"""
+
+from __future__ import annotations
+
+import array
+import threading
+from types import ModuleType
+from typing import Any
+
+import fenwire_fast
+import pytest
+from conftest import FIXTURES, assert_strict_equal
+from fenwire_fast import (
+    CONTROL_TYPE_ORDER,
+    CONTROL_TYPES,
+    EVENT_TYPE_ORDER,
+    EVENT_TYPES,
+    MAX_LINE_BYTES,
+    Rejection,
+    Scanned,
+)
+from hypothesis import given
+from hypothesis import strategies as st
+from test_properties import mutated_lines, split_points, stream_lines
+from test_scan import EDGE_STREAM, event
+
+
+def rebuilt(batch: Any, direction: str) -> list[Any]:
+    """``scan``'s list, rebuilt from a batch's columns alone."""
+    names = CONTROL_TYPE_ORDER if direction == "control" else EVENT_TYPE_ORDER
+    records: list[Any] = []
+    start = 0
+    for end, seq, t in zip(batch.ends, batch.seqs, batch.types, strict=True):
+        line = batch.lines[start:end]
+        assert line.endswith(b"\n")
+        records.append(Scanned(names[t], seq, line[:-1]))
+        start = end
+    assert start == len(batch.lines)
+    out: list[Any] = []
+    i = 0
+    for before, rejection in batch.rejections:
+        assert i <= before <= len(records)
+        out.extend(records[i:before])
+        out.append(rejection)
+        i = before
+    out.extend(records[i:])
+    return out
+
+
+def check_batch_shape(batch: Any) -> None:
+    assert type(batch).__name__ == "ScanBatch"
+    assert type(batch.lines) is bytes and type(batch.types) is bytes
+    assert type(batch.ends) is array.array and batch.ends.typecode == "Q"
+    assert type(batch.seqs) is array.array and batch.seqs.typecode == "Q"
+    assert type(batch.rejections) is list
+    assert all(type(p) is tuple and type(p[0]) is int and type(p[1]) is Rejection for p in batch.rejections)
+    n = len(batch)
+    assert n == len(batch.ends) == len(batch.seqs) == len(batch.types)
+    for i in range(n):
+        start = batch.ends[i - 1] if i else 0
+        assert batch.line(i) == batch.lines[start : batch.ends[i] - 1]
+        assert batch.line(i - n) == batch.line(i)
+
+
+def assert_batch_is_scan(backend: ModuleType, pieces: list[bytes], direction: str = "event") -> list[Any]:
+    by_scan, by_batch = backend.Receiver(direction), backend.Receiver(direction)
+    everything: list[Any] = []
+    for piece in pieces:
+        want = by_scan.scan(piece)
+        batch = by_batch.scan_batch(piece)
+        check_batch_shape(batch)
+        got = rebuilt(batch, direction)
+        assert_strict_equal(got, want)
+        everything.extend(got)
+    assert (by_batch.seq, by_batch.buffered) == (by_scan.seq, by_scan.buffered)
+    return everything
+
+
+def batch_columns(backend: ModuleType, pieces: list[bytes], direction: str) -> tuple[list[Any], int, int]:
+    rx = backend.Receiver(direction)
+    out: list[Any] = []
+    for piece in pieces:
+        b = rx.scan_batch(piece)
+        out.append((b.lines, b.ends.tolist(), b.seqs.tolist(), b.types, b.rejections, len(b), repr(b)))
+    return out, rx.seq, rx.buffered
+
+
+class TestScanBatch:
+    def test_columns(self, backend: ModuleType) -> None:
+        rx = backend.Receiver("event")
+        second = event("2.0", "info", extra=',"summary":"s"')
+        batch = rx.scan_batch(event(1) + b"\nnope\n" + second + b"\npartial")
+        assert batch.lines == event(1) + b"\n" + second + b"\n"
+        assert batch.ends.tolist() == [len(event(1)) + 1, len(batch.lines)]
+        assert batch.seqs.tolist() == [1, 2]
+        assert batch.types == bytes([EVENT_TYPE_ORDER.index("ready"), EVENT_TYPE_ORDER.index("info")])
+        assert [(i, r.code) for i, r in batch.rejections] == [(1, "malformed")]
+        assert len(batch) == 2 and batch.line(1) == second and batch.line(-2) == event(1)
+        assert repr(batch) == f"ScanBatch(2 lines, {len(batch.lines)} bytes, 1 rejections)"
+        assert rx.seq == 2 and rx.buffered == len(b"partial")
+        rest = rx.scan_batch(b"\n" + event(3) + b"\n")
+        assert [(i, r.code) for i, r in rest.rejections] == [(0, "malformed")]
+        assert rest.lines == event(3) + b"\n"
+
+    def test_control_types_are_indices_in_control_types(self, backend: ModuleType) -> None:
+        for path in sorted((FIXTURES / "wire").glob("*.jsonl")):
+            out = assert_batch_is_scan(backend, [path.read_bytes()], "control")
+            assert all(r.type in CONTROL_TYPES for r in out if type(r) is Scanned)
+
+    def test_empty(self, backend: ModuleType) -> None:
+        batch = backend.Receiver("event").scan_batch(b"")
+        assert (batch.lines, batch.ends.tolist(), batch.seqs.tolist(), batch.types, batch.rejections) == (
+            b"",
+            [],
+            [],
+            b"",
+            [],
+        )
+        assert len(batch) == 0 and repr(batch) == "ScanBatch(0 lines, 0 bytes, 0 rejections)"
+        with pytest.raises(IndexError, match="line index out of range"):
+            batch.line(0)
+
+    def test_whole_chunk_is_the_input(self, native: ModuleType) -> None:
+        data = b"".join(event(i) + b"\n" for i in range(1, 2001))
+        assert native.Receiver("event").scan_batch(data).lines is data
+        rx = native.Receiver("event")
+        rx.scan_batch(data[:10])
+        assert rx.scan_batch(data[10:]).lines == data
+
+    def test_edge_stream_whole_and_split_everywhere(self, backend: ModuleType) -> None:
+        data = EDGE_STREAM + b"\n"
+        out = assert_batch_is_scan(backend, [data])
+        assert [r.seq for r in out if type(r) is Scanned] == [1, 2, 3, 4, 11, 13]
+        step = max(1, len(data) // 300)
+        for cut in range(0, len(data) + 1, step):
+            assert_batch_is_scan(backend, [data[:cut], data[cut:]])
+
+    def test_every_fixture(self, backend: ModuleType) -> None:
+        for path in sorted((FIXTURES / "wire").glob("*.jsonl")):
+            data = path.read_bytes()
+            for direction in ("event", "control"):
+                assert_batch_is_scan(backend, [data], direction)
+                assert_batch_is_scan(backend, [data[i : i + 997] for i in range(0, len(data), 997)], direction)
+
+    def test_fatal_rejection_consumes_nothing(self, backend: ModuleType) -> None:
+        rx = backend.Receiver("event")
+        batch = rx.scan_batch(event(1) + b'\n{"v":2,"seq":9,"type":"ready","run":"r"}\n' + event(2) + b"\n")
+        assert [(i, r.code, r.fatal) for i, r in batch.rejections] == [(1, "version-mismatch", True)]
+        assert batch.seqs.tolist() == [1, 2] and rx.seq == 2
+
+    def test_shares_the_receiver_with_feed_and_scan(self, backend: ModuleType) -> None:
+        data = EDGE_STREAM + b"\n" + event(50) + b"\n" + event(51)
+        pieces = [data[i : i + 61] for i in range(0, len(data), 61)]
+        ref = backend.Receiver("event")
+        want = [x for piece in pieces for x in ref.scan(piece)]
+        rx = backend.Receiver("event")
+        got: list[Any] = []
+        for i, piece in enumerate(pieces):
+            if i % 3 == 0:
+                got.extend(rebuilt(rx.scan_batch(piece), "event"))
+            elif i % 3 == 1:
+                got.extend(rx.scan(piece))
+            else:
+                got.extend(rx.feed(piece))
+        # feed's dicts stand where scan has records: compare the kinds and seqs.
+        assert len(got) == len(want)
+        for g, w in zip(got, want, strict=True):
+            if type(w) is Rejection:
+                assert g == w
+            else:
+                assert (g["seq"] if type(g) is dict else g.seq) == w.seq
+        assert (rx.seq, rx.buffered) == (ref.seq, ref.buffered)
+
+    def test_mutable_and_bad_arguments(self, backend: ModuleType) -> None:
+        line = event(1) + b"\n"
+        for arg in (bytearray(line), memoryview(line), memoryview(b"xx" + line)[2:]):
+            batch = backend.Receiver("event").scan_batch(arg)
+            assert type(batch.lines) is bytes and batch.lines == line
+        for bad in ("text\n", None, 5, [b"x"]):
+            with pytest.raises(TypeError, match="data must be bytes"):
+                backend.Receiver("event").scan_batch(bad)
+        batch = backend.Receiver("event").scan_batch(line)
+        for bad_index in ("0", 0.0, None, True):
+            with pytest.raises(TypeError, match="line index must be an int"):
+                batch.line(bad_index)
+        for out_of_range in (1, -2, 2**70, -(2**70)):
+            with pytest.raises(IndexError, match="line index out of range"):
+                batch.line(out_of_range)
+        with pytest.raises(AttributeError):
+            batch.lines = b""  # type: ignore[misc]
+        ends = batch.ends
+        ends[0] = 0  # the batch's own offsets are not the array's
+        assert batch.line(0) == event(1)
+
+    def test_bad_direction_set_later_rejects_every_line(self, backend: ModuleType) -> None:
+        rx = backend.Receiver("event")
+        rx.direction = "sideways"
+        batch = rx.scan_batch(event(1) + b"\n" + b"nope\n")
+        assert len(batch) == 0 and batch.lines == b""
+        assert [(i, r.reason) for i, r in batch.rejections] == [
+            (0, 'direction must be "event" or "control"'),
+            (0, "line is not valid JSON"),
+        ]
+
+    def test_big_chunk(self, backend: ModuleType) -> None:
+        lines = [event(i, "info", extra=',"summary":"%s"' % ("é" * (i % 50))) for i in range(1, 3001)]
+        lines[1500] = b"x" * (MAX_LINE_BYTES + 5)
+        data = b"\n".join(lines) + b"\n"
+        assert_batch_is_scan(backend, [data[:100], data[100:-7], data[-7:]])
+        assert_batch_is_scan(backend, [data])
+
+    def test_type_orders(self, native: ModuleType) -> None:
+        tables = native._tables()
+        assert (EVENT_TYPE_ORDER, CONTROL_TYPE_ORDER) == (tables["event_types"], tables["control_types"])
+        assert (set(EVENT_TYPE_ORDER), set(CONTROL_TYPE_ORDER)) == (EVENT_TYPES, CONTROL_TYPES)
+
+    def test_exported(self, backend: ModuleType) -> None:
+        assert "ScanBatch" in backend.__all__
+        assert isinstance(backend.Receiver("event").scan_batch(b""), backend.ScanBatch)
+        assert fenwire_fast.ScanBatch is fenwire_fast.Receiver("event").scan_batch(b"").__class__
+
+
+@given(stream_lines, st.lists(st.integers(0, 10**6), max_size=12), st.sampled_from(["event", "control"]))
+def test_scan_batch_is_scan_on_any_stream(
+    backend: ModuleType, lines: list[bytes], cuts: list[int], direction: str
+) -> None:
+    data = b"\n".join(lines) + b"\n"
+    assert_batch_is_scan(backend, split_points(data, cuts), direction)
+
+
+@given(
+    st.lists(st.one_of(mutated_lines().map(lambda c: c[0]), st.binary(max_size=80)), max_size=8),
+    st.lists(st.integers(0, 10**6), max_size=6),
+    st.sampled_from(["event", "control"]),
+)
+def test_backends_scan_batch_alike(
+    pure: ModuleType, native: ModuleType, lines: list[bytes], cuts: list[int], direction: str
+) -> None:
+    data = b"\n".join(lines)
+    pieces = split_points(data, cuts)
+    assert_strict_equal(batch_columns(native, pieces, direction), batch_columns(pure, pieces, direction))
+    assert_batch_is_scan(native, pieces, direction)
+
+
+def test_threads_scan_batch_their_own_receivers(backend: ModuleType) -> None:
+    data = b"".join(event(i) + b"\n" for i in range(1, 5001))
+    outs: list[list[int]] = [[], [], []]
+
+    def work(i: int) -> None:
+        rx = backend.Receiver("event")
+        for j in range(0, len(data), 8192):
+            outs[i].extend(rx.scan_batch(data[j : j + 8192]).seqs)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert outs[0] == outs[1] == outs[2] == list(range(1, 5001))
