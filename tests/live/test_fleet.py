@@ -138,3 +138,23 @@ def test_close_leaves_no_process(cluster: Any, tmp_path: Path) -> None:
     assert all(c.finished for c in children)
     wait_gone([c.pid for c in children] + actors)
     assert ray.is_initialized() is False or len(ray.nodes()) >= 3  # the joined cluster still runs
+
+
+def test_async_for(cluster: Any) -> None:
+    import asyncio
+
+    async def main() -> dict[str, list[int]]:
+        seqs: dict[str, list[int]] = {}
+        with Fleet(address=cluster.address) as fleet:
+            for _ in range(3):
+                fleet.spawn("Do the task.", mock={"steps": 1})
+            async for child, event in fleet:
+                seqs.setdefault(child.run, []).append(event["seq"])
+                if event["type"] == "turn-complete":
+                    child.close()
+            assert all(c.status == "done" for c in fleet.children), fleet.children
+        return seqs
+
+    seqs = asyncio.run(main())
+    assert len(seqs) == 3
+    assert all(s == list(range(1, len(s) + 1)) for s in seqs.values())
