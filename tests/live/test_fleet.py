@@ -158,3 +158,18 @@ def test_async_for(cluster: Any) -> None:
     seqs = asyncio.run(main())
     assert len(seqs) == 3
     assert all(s == list(range(1, len(s) + 1)) for s in seqs.values())
+
+
+def test_actor_killed_alone(cluster: Any, tmp_path: Path) -> None:
+    """The actor's process dies but its node lives: its children go with it (the lifeline)."""
+    with Fleet(address=cluster.address) as fleet:
+        node = cluster.node_a.node_id
+        doomed = [fleet.spawn("Do the task.", node=node, mock=gated(tmp_path, f"k{i}")) for i in range(2)]
+        events: Events = {}
+        for c in doomed:
+            drain(fleet, events, seen(events, c, "info", summary=gate_label(1, 1)))
+        ray.kill(fleet._actors[node])
+        drain(fleet, events, lambda: fleet.finished)
+        assert [c.status for c in doomed] == ["failed", "failed"]
+        assert all(c.error is not None and node in c.error for c in doomed)
+        wait_gone([c.pid for c in doomed])
