@@ -54,34 +54,8 @@ REJECTION_CODES: Final = (
     "out-of-order",
 )
 
-#: Normalized display events, forwarded from the agent as they are.
-DISPLAY_EVENT_TYPES: Final = frozenset(
-    {
-        "agent-started",
-        "user",
-        "llm-start",
-        "llm-end",
-        "assistant-text",
-        "assistant-text-delta",
-        "assistant-thinking",
-        "assistant-thinking-delta",
-        "assistant-stream-end",
-        "tool-call",
-        "tool-result",
-        "steering-injected",
-        "follow-up-injected",
-        "agent-turn-complete",
-        "error",
-        "info",
-    }
-)
-#: Events only the child's own loop emits.
-LIFECYCLE_EVENT_TYPES: Final = frozenset({"ready", "turn-started", "turn-complete", "control-ack", "result", "exit"})
-EVENT_TYPES: Final = DISPLAY_EVENT_TYPES | LIFECYCLE_EVENT_TYPES
-CONTROL_TYPES: Final = frozenset({"prompt", "steer", "follow-up", "finalize", "cancel", "close"})
-#: The types in a fixed order, the Rust backend's: a ``ScanBatch``'s ``types`` column holds each
-#: line's type as its index here (``EVENT_TYPE_ORDER`` for an event receiver).
-EVENT_TYPE_ORDER: Final = (
+#: Normalized display events, forwarded from the agent as they are (in the Rust backend's order).
+_DISPLAY_ORDER = (
     "agent-started",
     "user",
     "llm-start",
@@ -98,14 +72,17 @@ EVENT_TYPE_ORDER: Final = (
     "agent-turn-complete",
     "error",
     "info",
-    "ready",
-    "turn-started",
-    "turn-complete",
-    "control-ack",
-    "result",
-    "exit",
 )
+#: Events only the child's own loop emits (in the Rust backend's order).
+_LIFECYCLE_ORDER = ("ready", "turn-started", "turn-complete", "control-ack", "result", "exit")
+#: The types in a fixed order, the Rust backend's: a ``ScanBatch``'s ``types`` column holds each
+#: line's type as its index here (``EVENT_TYPE_ORDER`` for an event receiver).
+EVENT_TYPE_ORDER: Final = _DISPLAY_ORDER + _LIFECYCLE_ORDER
 CONTROL_TYPE_ORDER: Final = ("prompt", "steer", "follow-up", "finalize", "cancel", "close")
+DISPLAY_EVENT_TYPES: Final = frozenset(_DISPLAY_ORDER)
+LIFECYCLE_EVENT_TYPES: Final = frozenset(_LIFECYCLE_ORDER)
+EVENT_TYPES: Final = DISPLAY_EVENT_TYPES | LIFECYCLE_EVENT_TYPES
+CONTROL_TYPES: Final = frozenset(CONTROL_TYPE_ORDER)
 
 
 def is_event_type(value: object) -> bool:
