@@ -305,9 +305,15 @@ def _fresh_key_lines(start: int, sets: int) -> Iterator[bytes]:
             )
 
 
+@pytest.mark.parametrize("interned", [0, 50_000, 150_000])
 @pytest.mark.parametrize("entry", ["Receiver.feed", "Receiver.receive", "decode"])
-def test_fresh_nested_keys_keep_memory_flat(backend: ModuleType, entry: str) -> None:
-    """A child that names new keys all the time grows nothing but bounded caches."""
+def test_fresh_nested_keys_keep_memory_flat(backend: ModuleType, entry: str, interned: int) -> None:
+    """A child that names new keys all the time grows nothing but bounded caches.
+
+    Whatever the interpreter's table of interned strings holds beforehand (other libraries
+    intern names too), a child's keys must not go into it: that table grows for good.
+    """
+    kept = [sys.intern(f"held-elsewhere-{i}") for i in range(interned)]
     rx = backend.Receiver("event")
 
     def drive(start: int, sets: int) -> None:
@@ -337,4 +343,5 @@ def test_fresh_nested_keys_keep_memory_flat(backend: ModuleType, entry: str) -> 
         held = tracemalloc.get_traced_memory()[0] - start
     finally:
         tracemalloc.stop()
+    assert len(kept) == interned
     assert held < FRESH_KEYS_HELD, f"{entry}: {held} bytes held after {3 * FRESH_KEY_SETS} lines of fresh keys"

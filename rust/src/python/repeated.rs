@@ -48,7 +48,9 @@ impl RepeatedValues {
                 return obj.bind(py).clone();
             }
         }
-        let obj = PyString::intern(py, key);
+        // Not interned: the interpreter's table of interned strings only ever grows, and a
+        // child names as many keys as it likes. This cache is what makes a repeated key one object.
+        let obj = PyString::new(py, key);
         *slot = Some((key.to_owned(), obj.clone().unbind()));
         obj
     }
