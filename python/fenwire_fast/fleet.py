@@ -1,0 +1,447 @@
+"""Live children on the nodes of a Ray cluster, driven from one process (``pip install 'fenwire_fast[ray]'``).
+
+A :class:`Fleet` holds one async actor per node it uses (``num_cpus=0``, pinned to its node with a
+hard ``NodeAffinitySchedulingStrategy``). Each actor owns a non-durable :class:`~fenwire_fast.live.hub.Hub`
+and spawns its children on its node, so a child dies with its actor's process (the hub's lifeline,
+see ``docs/live.md``, "When the parent dies"): children never outlive their actor.
+
+**Transport.** The driver keeps one long poll outstanding per actor. The actor answers when about
+1 MiB is ready, or a bounded time (``linger``, 20 ms) after the first byte, and returns everything
+ready: per child, the event lines read since the last answer as one ``bytes`` blob (the bytes of the
+event file, re-encoding nothing) and the child's status snapshot. The driver decodes the lines with
+one :class:`fenwire_fast.Receiver` per child. Order within one child is kept.
+
+**Faults.** When an actor is lost (``RayActorError``: its node died, or its process), every
+unfinished run of that node ends ``failed`` once, with an error naming the node; a control to such a
+child raises :class:`ChildLost` at once; the other nodes' runs go on.
+
+Events come out as a local hub's do: ``for child, event in fleet``, ``async for child, event in
+fleet``, :meth:`Fleet.batches`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import os
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from . import Receiver
+
+# Ray is an optional extra: imported by name, so the package type-checks with or without it (typed Any)
+ray: Any
+RayActorError: Any
+NodeAffinitySchedulingStrategy: Any
+try:
+    ray = importlib.import_module("ray")
+    RayActorError = importlib.import_module("ray.exceptions").RayActorError
+    NodeAffinitySchedulingStrategy = importlib.import_module(
+        "ray.util.scheduling_strategies"
+    ).NodeAffinitySchedulingStrategy
+except ImportError:  # pragma: no cover - the fleet needs the ray extra; nothing else imports ray
+    ray = RayActorError = NodeAffinitySchedulingStrategy = None
+
+
+__all__ = ["Fleet", "FleetChild", "ChildLost"]
+
+#: how long an actor lingers after the first ready byte before it answers a poll (seconds)
+LINGER = 0.02
+#: an actor answers at once when about this many bytes are ready
+READY_BYTES = 1 << 20
+#: the longest an actor holds a poll with nothing to say (seconds)
+HOLD = 1.0
+
+_FINISHED = ("done", "failed", "cancelled")
+
+
+class ChildLost(RuntimeError):
+    """A control for a child whose node (or actor) is lost."""
+
+
+class _NodeHub:
+    """The actor body: a Hub on one node, answering one long poll at a time."""
+
+    def __init__(self, node: str) -> None:
+        from .live.hub import Hub
+
+        self.node = node
+        self.hub = Hub()
+        self.children: dict[str, Any] = {}
+        self._fds: dict[str, int] = {}
+        self._shipped: dict[str, int] = {}  # bytes of each event file already sent to the driver
+        self._said: dict[str, tuple[Any, ...]] = {}  # the last snapshot sent
+        self._awake = asyncio.Event()
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def spawn(self, prompt: str | None, run: str, kwargs: dict[str, Any]) -> int:
+        child = self.hub.spawn(prompt, run=run, **kwargs)
+        self.children[run] = child
+        self._shipped[run] = 0
+        self._awake.set()
+        return int(child.pid)
+
+    def control(self, run: str, method: str, args: list[Any]) -> int:
+        child = self.children[run]
+        seq: int = getattr(child, method)(*args)
+        return seq
+
+    def _snapshot(self, child: Any) -> tuple[Any, ...]:
+        channel = child.channel
+        return (child.status, child.error, child.finished, channel.idle, channel.final_text)
+
+    def _take(self, run: str, child: Any) -> tuple[bytes, tuple[Any, ...] | None]:
+        """The event bytes the channel read since the last answer, and the snapshot if it moved."""
+        end = child.channel.offset
+        start = self._shipped[run]
+        blob = b""
+        if end > start:
+            fd = self._fds.get(run)
+            if fd is None:
+                fd = self._fds[run] = os.open(child.event_path, os.O_RDONLY | os.O_CLOEXEC)
+            blob = os.pread(fd, end - start, start)
+            self._shipped[run] = start + len(blob)
+        snap = self._snapshot(child)
+        if snap == self._said.get(run):
+            return blob, None
+        self._said[run] = snap
+        return blob, snap
+
+    async def poll(self) -> list[tuple[str, bytes, tuple[Any, ...] | None]]:
+        """Everything ready: ``[(run, lines, snapshot or None)]``, after a linger or 1 MiB."""
+        hub = self.hub
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        first: float | None = None
+        ready: dict[str, None] = {}
+        size = 0
+        while True:
+            brought = False
+            for child, _messages in hub.poll_batches():
+                brought = True
+                ready[child.run] = None
+            for run, child in self.children.items():
+                if self._said.get(run) != self._snapshot(child) or child.channel.offset > self._shipped[run]:
+                    if run not in ready:
+                        ready[run] = None
+                        brought = True
+            if brought:
+                size = sum(self.children[r].channel.offset - self._shipped[r] for r in ready)
+                if first is None:
+                    first = loop.time()
+            now = loop.time()
+            if ready and (size >= READY_BYTES or (first is not None and now - first >= LINGER)):
+                break
+            if not ready and now - start >= HOLD:
+                return []
+            if brought:
+                await asyncio.sleep(0)
+                continue
+            wait = LINGER - (now - first) if first is not None else HOLD - (now - start)
+            self._awake.clear()
+            await self._sleep(max(wait, 0.0))
+        out = []
+        for run in ready:
+            blob, snap = self._take(run, self.children[run])
+            if blob or snap is not None:
+                out.append((run, blob, snap))
+        return out
+
+    async def _sleep(self, timeout: float) -> None:
+        """Sleep on the hub's wake-ups, or until a spawn (a new child to watch)."""
+        hub_wait = asyncio.ensure_future(self.hub.sleep_async(timeout))
+        spawned = asyncio.ensure_future(self._awake.wait())
+        await asyncio.wait([hub_wait, spawned], timeout=timeout + 0.05, return_when=asyncio.FIRST_COMPLETED)
+        for task in (hub_wait, spawned):
+            task.cancel()
+
+    def close(self) -> None:
+        self.hub.close()
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
+
+
+class FleetChild:
+    """The driver's view of one child on some node; controls are routed to its node's actor."""
+
+    def __init__(self, fleet: Fleet, run: str, node: str, pid: int) -> None:
+        self.fleet = fleet
+        self.run = run
+        #: the Ray node id the child runs on
+        self.node = node
+        self.pid = pid
+        self.status = "starting"
+        self.error: str | None = None
+        self.finished = False
+        self.idle = False
+        #: the run's final text, once the run has it
+        self.final_text: str | None = None
+        self.messages = 0
+        self._receiver = Receiver("event", run=run)
+
+    def _control(self, method: str, *args: Any) -> int:
+        return self.fleet._control(self, method, list(args))
+
+    def send(self, type_: str, payload: dict[str, Any] | None = None) -> int:
+        return self._control("send", type_, payload)
+
+    def prompt(self, text: str) -> int:
+        return self._control("prompt", text)
+
+    def steer(self, text: str) -> int:
+        return self._control("steer", text)
+
+    def follow_up(self, text: str) -> int:
+        return self._control("follow_up", text)
+
+    def finalize(self, note: str | None = None) -> int:
+        return self._control("finalize", note)
+
+    def cancel(self) -> int:
+        return self._control("cancel")
+
+    def close(self) -> int:
+        return self._control("close")
+
+    def _decode(self, blob: bytes) -> list[dict[str, Any]]:
+        run = self.run
+        out = [m for m in self._receiver.feed(blob) if type(m) is dict and m.get("run") == run]
+        self.messages += len(out)
+        return out
+
+    def __repr__(self) -> str:
+        return f"<FleetChild {self.run} on {self.node[:8]} pid {self.pid} {self.status}>"
+
+
+Batch = tuple[FleetChild, list[dict[str, Any]]]
+Item = tuple[FleetChild, dict[str, Any]]
+
+
+class Fleet:
+    """Live children on the nodes of a Ray cluster; see the module docstring.
+
+    ``address``: the cluster to join (``ray.init(address=...)``); ``None`` starts a local one (or
+    uses the one this process is already connected to). ``ray_init_kwargs`` go to ``ray.init``.
+    :meth:`close` stops every child and actor; it shuts down only a cluster it started."""
+
+    def __init__(self, address: str | None = None, **ray_init_kwargs: Any) -> None:
+        if ray is None:
+            raise ImportError("fenwire_fast.fleet needs Ray: pip install 'fenwire_fast[ray]'")
+        self._own = False
+        if not ray.is_initialized():
+            ray.init(address=address, **ray_init_kwargs)
+            self._own = True
+        self.children: list[FleetChild] = []
+        self._runs: dict[str, FleetChild] = {}
+        self._actors: dict[str, Any] = {}
+        self._polls: dict[Any, str] = {}  # outstanding poll ref -> node
+        self._lost: dict[str, str] = {}  # node -> why
+        self._numbered = 0
+        self._pending: list[Batch] = []
+        #: Ray calls made by the driver (spawns, controls, polls): for measurements
+        self.ray_calls = 0
+        self._remote = ray.remote(num_cpus=0, max_restarts=0, max_concurrency=1000)(_NodeHub)
+
+    # -- nodes ----------------------------------------------------------------------------------
+
+    def nodes(self) -> list[str]:
+        """The ids of the alive nodes not lost to this fleet."""
+        return [n["NodeID"] for n in ray.nodes() if n.get("Alive") and n["NodeID"] not in self._lost]
+
+    def _actor(self, node: str) -> Any:
+        if node in self._lost:
+            raise ChildLost(f"node {node} is lost: {self._lost[node]}")
+        actor = self._actors.get(node)
+        if actor is None:
+            strategy = NodeAffinitySchedulingStrategy(node_id=node, soft=False)
+            actor = self._remote.options(scheduling_strategy=strategy).remote(node)
+            self._actors[node] = actor
+            self._polls[actor.poll.remote()] = node
+            self.ray_calls += 1
+        return actor
+
+    def _least_loaded(self) -> str:
+        load = {n: 0 for n in self.nodes()}
+        if not load:
+            raise RuntimeError("no alive node in the cluster")
+        for c in self.children:
+            if not c.finished and c.node in load:
+                load[c.node] += 1
+        return min(load, key=lambda n: load[n])
+
+    # -- children -------------------------------------------------------------------------------
+
+    def spawn(
+        self,
+        prompt: str | None = None,
+        *,
+        run: str | None = None,
+        node: str | None = None,
+        mock: Any = None,
+        agent: str | None = None,
+        agent_config: dict[str, Any] | None = None,
+        timeout: float | None = None,
+        deadline: float | None = None,
+        **kwargs: Any,
+    ) -> FleetChild:
+        """Start a child on ``node`` (default: the least-loaded alive node) and return its handle.
+        ``kwargs`` go to :func:`~fenwire_fast.live.spawn.spawn` on the node."""
+        if run is None:
+            self._numbered += 1
+            run = f"child-{self._numbered}"
+        if run in self._runs:
+            raise ValueError(f"run {run!r} is already in this fleet")
+        if deadline is None and timeout is not None:
+            deadline = time.time() + timeout
+        options = dict(kwargs, mock=mock, agent=agent, agent_config=agent_config, deadline=deadline)
+        chosen = node
+        while True:
+            node = chosen if chosen is not None else self._least_loaded()
+            actor = self._actor(node)
+            self.ray_calls += 1
+            try:
+                pid = ray.get(actor.spawn.remote(prompt, run, options))
+                break
+            except RayActorError as exc:
+                self._lose(node, exc)
+                if chosen is not None:  # automatic placement tries the next node
+                    raise ChildLost(f"node {node} is lost: {self._lost[node]}") from None
+        child = FleetChild(self, run, node, pid)
+        self.children.append(child)
+        self._runs[run] = child
+        return child
+
+    def _control(self, child: FleetChild, method: str, args: list[Any]) -> int:
+        if child.node in self._lost:
+            raise ChildLost(f"{child.run}: node {child.node} is lost: {self._lost[child.node]}")
+        self.ray_calls += 1
+        try:
+            seq: int = ray.get(self._actor(child.node).control.remote(child.run, method, args))
+        except RayActorError as exc:
+            self._lose(child.node, exc)
+            raise ChildLost(f"{child.run}: node {child.node} is lost: {self._lost[child.node]}") from None
+        return seq
+
+    def _lose(self, node: str, exc: BaseException) -> None:
+        """End the node's unfinished runs as failed, once each."""
+        if node in self._lost:
+            return
+        why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        self._lost[node] = why
+        self._actors.pop(node, None)
+        self._polls = {ref: n for ref, n in self._polls.items() if n != node}
+        for child in self.children:
+            if child.node == node and not child.finished:
+                child.status = "failed"
+                child.finished = True
+                child.error = f"node {node} lost: {why}"
+
+    @property
+    def finished(self) -> bool:
+        return all(c.finished for c in self.children)
+
+    @property
+    def active(self) -> list[FleetChild]:
+        return [c for c in self.children if not c.finished]
+
+    # -- events ---------------------------------------------------------------------------------
+
+    def _answer(self, ref: Any, node: str) -> list[Batch]:
+        """Take one actor's answer and poll it again."""
+        del self._polls[ref]
+        try:
+            answer = ray.get(ref)
+        except RayActorError as exc:
+            self._lose(node, exc)
+            return []
+        actor = self._actors[node]
+        self._polls[actor.poll.remote()] = node
+        self.ray_calls += 1
+        out: list[Batch] = []
+        for run, blob, snap in answer:
+            child = self._runs[run]
+            messages = child._decode(blob) if blob else []
+            if snap is not None:
+                child.status, child.error, child.finished, child.idle, child.final_text = snap
+            if messages:
+                out.append((child, messages))
+        return out
+
+    def poll_batches(self, timeout: float | None = 0.0) -> list[Batch]:
+        """The answers ready within ``timeout`` seconds (``None``: wait for one)."""
+        refs = list(self._polls)
+        if not refs:
+            return []
+        ready, _ = ray.wait(refs, num_returns=1, timeout=timeout)
+        if ready:  # take every other answer already in too
+            more, _ = ray.wait(refs, num_returns=len(refs), timeout=0)
+            ready = list(dict.fromkeys([*ready, *more]))
+        out: list[Batch] = []
+        for ref in ready:
+            out.extend(self._answer(ref, self._polls[ref]))
+        return out
+
+    def batches(self) -> Iterator[Batch]:
+        """Yield ``(child, messages)`` until every child has finished."""
+        while not self.finished:
+            yield from self.poll_batches(timeout=HOLD)
+
+    def __iter__(self) -> Iterator[Item]:
+        for child, messages in self.batches():
+            for message in messages:
+                yield child, message
+
+    async def batches_async(self) -> AsyncIterator[Batch]:
+        """:meth:`batches` for asyncio (the wait runs in a thread; the loop goes on)."""
+        while not self.finished:
+            for batch in await asyncio.to_thread(self.poll_batches, HOLD):
+                yield batch
+
+    async def stream(self) -> AsyncIterator[Item]:
+        async for child, messages in self.batches_async():
+            for message in messages:
+                yield child, message
+
+    def __aiter__(self) -> AsyncIterator[Item]:
+        return self.stream()
+
+    def wait(self, timeout: float | None = None) -> dict[str, str]:
+        """Drain until every child has finished; return ``{run: status}``. Raises ``TimeoutError``."""
+        end = None if timeout is None else time.monotonic() + timeout
+        while not self.finished:
+            if end is not None and time.monotonic() > end:
+                raise TimeoutError(f"{len(self.active)} children still running after {timeout} s")
+            self.poll_batches(timeout=HOLD)
+        return {c.run: c.status for c in self.children}
+
+    # -- closing --------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Stop every child and actor; shut Ray down only when this fleet started it."""
+        for node, actor in self._actors.items():
+            if node in self._lost:
+                continue
+            try:
+                ray.get(actor.close.remote(), timeout=30)
+            except Exception:  # noqa: BLE001 - a lost actor took its children with it
+                pass
+            ray.kill(actor)
+        for child in self.children:
+            if not child.finished:
+                child.finished = True
+                child.status = "cancelled" if child.status not in _FINISHED else child.status
+        self._actors.clear()
+        self._polls.clear()
+        if self._own:
+            ray.shutdown()
+            self._own = False
+
+    def __enter__(self) -> Fleet:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,175 @@
+"""fenwire_fast.fleet on a real Ray cluster (a head and two nodes on this machine).
+
+Skipped when Ray is not installed. Nothing waits for time to pass: a run is held mid-turn with the
+mock's gate, and the tests move on when its announcement (an ``info`` event) comes through the fleet.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+from fenwire_fast.fleet import ChildLost, Fleet, FleetChild  # noqa: E402
+from fenwire_fast.live.mock_agent import check_transcript, config_from_mapping, gate_label  # noqa: E402
+from live_harness import HANG_GUARD, PACKAGE_ROOT, release_gate, wait_gone  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+Events = dict[str, list[dict[str, Any]]]
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    from ray.cluster_utils import Cluster
+
+    # the actors' workers (and so the children) must find this fenwire_fast, wherever they start
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(PACKAGE_ROOT), str(HERE), *([old] if old else [])])
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
+    try:
+        c.node_a = c.add_node(num_cpus=1)
+        c.node_b = c.add_node(num_cpus=1)
+        c.wait_for_nodes()
+        yield c
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        c.shutdown()
+        if old is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old
+
+
+def drain(fleet: Fleet, events: Events, until: Callable[[], bool]) -> None:
+    """Take the fleet's events into ``events`` (per run) until ``until()`` holds."""
+    end = time.monotonic() + HANG_GUARD
+    while not until():
+        assert time.monotonic() < end, f"hung: {[repr(c) for c in fleet.children]}"
+        for child, messages in fleet.poll_batches(timeout=0.5):
+            events.setdefault(child.run, []).extend(messages)
+
+
+def seen(events: Events, child: FleetChild, type_: str, **fields: Any) -> Callable[[], bool]:
+    return lambda: any(
+        e["type"] == type_ and all(e.get(k) == v for k, v in fields.items()) for e in events.get(child.run, [])
+    )
+
+
+def gated(tmp_path: Path, name: str, **mock: Any) -> dict[str, Any]:
+    return {"steps": 2, "gate_path": str(tmp_path / f"gate-{name}"), "gate_steps": [1], **mock}
+
+
+def test_placement_controls_and_order(cluster: Any, tmp_path: Path) -> None:
+    node_a, node_b = cluster.node_a.node_id, cluster.node_b.node_id
+    with Fleet(address=cluster.address) as fleet:
+        mock = gated(tmp_path, "a")
+        a = fleet.spawn("Do the task.", node=node_a, mock=mock)
+        b = fleet.spawn("Do the task.", node=node_b, mock={"steps": 3})
+        auto = [fleet.spawn("Do the task.", mock={"steps": 2}) for _ in range(2)]
+        assert (a.node, b.node) == (node_a, node_b)
+        alive = set(fleet.nodes())
+        assert all(c.node in alive for c in auto) and a.pid > 0
+        assert len({c.node for c in [a, b, *auto]}) >= 2  # automatic placement spreads the load
+        events: Events = {}
+        drain(fleet, events, seen(events, a, "info", summary=gate_label(1, 1)))
+        steer = a.steer("look left")
+        assert steer == 2  # the prompt was 1
+        drain(fleet, events, seen(events, a, "control-ack", ref=steer))
+        release_gate(mock["gate_path"])
+        everyone = [a, b, *auto]
+        drain(fleet, events, lambda: all(c.idle and seen(events, c, "turn-complete")() for c in everyone))
+        seqs = [c.close() for c in everyone]
+        assert all(s > 0 for s in seqs)
+        drain(fleet, events, lambda: fleet.finished)
+        for c in everyone:
+            assert c.status == "done", (c, c.error)
+            assert c.final_text is not None and c.final_text.startswith("Answer 1"), c.final_text
+            got = events[c.run]
+            assert [e["seq"] for e in got] == list(range(1, len(got) + 1)), "every event once, in order"
+            config = config_from_mapping(mock if c is a else {"steps": 3 if c is b else 2})
+            assert check_transcript(config, got) == []
+        pids = [c.pid for c in everyone]
+    wait_gone(pids)
+
+
+def test_node_lost_mid_run(cluster: Any, tmp_path: Path) -> None:
+    doomed = cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    with Fleet(address=cluster.address) as fleet:
+        lost = [fleet.spawn("Do the task.", node=doomed.node_id, mock=gated(tmp_path, f"l{i}")) for i in range(2)]
+        keep_mock = gated(tmp_path, "keep")
+        keep = fleet.spawn("Do the task.", node=cluster.node_b.node_id, mock=keep_mock)
+        events: Events = {}
+        for c in [*lost, keep]:
+            drain(fleet, events, seen(events, c, "info", summary=gate_label(1, 1)))
+        cluster.remove_node(doomed, allow_graceful=False)
+        drain(fleet, events, lambda: all(c.finished for c in lost))
+        for c in lost:
+            assert c.status == "failed"
+            assert c.error is not None and doomed.node_id in c.error
+            with pytest.raises(ChildLost, match=doomed.node_id):
+                c.cancel()
+        wait_gone([c.pid for c in lost])  # the lifeline took them down with their actor
+        assert not keep.finished
+        release_gate(keep_mock["gate_path"])
+        drain(fleet, events, lambda: keep.idle and seen(events, keep, "turn-complete")())
+        keep.close()
+        drain(fleet, events, lambda: fleet.finished)
+        assert keep.status == "done"
+        assert check_transcript(config_from_mapping(keep_mock), events[keep.run]) == []
+        assert [c.status for c in lost] == ["failed", "failed"]  # failed once, not again
+
+
+def test_close_leaves_no_process(cluster: Any, tmp_path: Path) -> None:
+    fleet = Fleet(address=cluster.address)
+    children = [fleet.spawn("Do the task.", mock=gated(tmp_path, f"c{i}")) for i in range(4)]
+    events: Events = {}
+    for c in children:
+        drain(fleet, events, seen(events, c, "info", summary=gate_label(1, 1)))
+    actors = [ray.get(actor.pid.remote()) for actor in fleet._actors.values()]
+    fleet.close()
+    assert all(c.finished for c in children)
+    wait_gone([c.pid for c in children] + actors)
+    assert ray.is_initialized() is False or len(ray.nodes()) >= 3  # the joined cluster still runs
+
+
+def test_async_for(cluster: Any) -> None:
+    import asyncio
+
+    async def main() -> dict[str, list[int]]:
+        seqs: dict[str, list[int]] = {}
+        with Fleet(address=cluster.address) as fleet:
+            for _ in range(3):
+                fleet.spawn("Do the task.", mock={"steps": 1})
+            async for child, event in fleet:
+                seqs.setdefault(child.run, []).append(event["seq"])
+                if event["type"] == "turn-complete":
+                    child.close()
+            assert all(c.status == "done" for c in fleet.children), fleet.children
+        return seqs
+
+    seqs = asyncio.run(main())
+    assert len(seqs) == 3
+    assert all(s == list(range(1, len(s) + 1)) for s in seqs.values())
+
+
+def test_actor_killed_alone(cluster: Any, tmp_path: Path) -> None:
+    """The actor's process dies but its node lives: its children go with it (the lifeline)."""
+    with Fleet(address=cluster.address) as fleet:
+        node = cluster.node_a.node_id
+        doomed = [fleet.spawn("Do the task.", node=node, mock=gated(tmp_path, f"k{i}")) for i in range(2)]
+        events: Events = {}
+        for c in doomed:
+            drain(fleet, events, seen(events, c, "info", summary=gate_label(1, 1)))
+        ray.kill(fleet._actors[node])
+        drain(fleet, events, lambda: fleet.finished)
+        assert [c.status for c in doomed] == ["failed", "failed"]
+        assert all(c.error is not None and node in c.error for c in doomed)
+        wait_gone([c.pid for c in doomed])
