@@ -772,6 +772,7 @@ def batch_columns(batch: Any) -> tuple[Any, ...]:
         batch.seqs.tolist(),
         batch.types,
         batch.rejections,
+        batch.foreign,
         len(batch),
         repr(batch),
     )
@@ -799,7 +800,10 @@ def check_scan_batch(rng: random.Random) -> None:
     direction = rng.choice(["event", "control"])
     data = scan_stream(rng, direction)
     pieces = splits(rng, data)
-    ba, bb = pure.Receiver(direction), rust.Receiver(direction)  # scan_batch only
+    # foreign lines are listed against a run: none, one the stream names (mostly), or another
+    named = re.findall(rb'"run":\s*"([^"\\]*)"', data)
+    run = rng.choice([None, "other", *[n.decode("utf-8", "replace") for n in named[:3]] * 2])
+    ba, bb = pure.Receiver(direction, run=run), rust.Receiver(direction, run=run)  # scan_batch only
     sa, sb = pure.Receiver(direction), rust.Receiver(direction)  # scan only: the reference
     ma, mb = pure.Receiver(direction), rust.Receiver(direction)  # scan_batch, scan and feed mixed
     for i, piece in enumerate(pieces):
@@ -820,6 +824,9 @@ def check_scan_batch(rng: random.Random) -> None:
         n = len(b[1])
         for at in (0, n - 1, -1, rng.randint(-n - 2, n + 2)):
             check("ScanBatch.line", repro, outcome(lambda: a[1].line(at)), outcome(lambda: b[1].line(at)))
+        lo, hi = rng.randint(-1, n + 1), rng.randint(-1, n + 1)
+        sliced = [outcome(lambda x=x: batch_columns(x[1].slice(lo, hi))) for x in (a, b)]
+        check("ScanBatch.slice", repro, sliced[0], sliced[1])
         want = outcome(lambda: sb.scan(arg))
         check("pure scan_batch vs scan", repro, ("ok", batch_as_scan(a[1], direction)), outcome(lambda: sa.scan(arg)))
         check("rust scan_batch vs scan", repro, ("ok", batch_as_scan(b[1], direction)), want)

@@ -8,11 +8,13 @@ places; the receiver ends in the same state; both backends agree column for colu
 from __future__ import annotations
 
 import array
+import json
 import threading
 from types import ModuleType
 from typing import Any
 
 import fenwire_fast
+import orjson
 import pytest
 from conftest import FIXTURES, assert_strict_equal
 from fenwire_fast import (
@@ -262,3 +264,125 @@ def test_threads_scan_batch_their_own_receivers(backend: ModuleType) -> None:
     for t in threads:
         t.join()
     assert outs[0] == outs[1] == outs[2] == list(range(1, 5001))
+
+
+# ---------------------------------------------------------------------------------------------
+# foreign lines and slices
+
+RUNS = ["r", "x", "r-é", 'a"b', "r\\", "rr"]
+
+
+@st.composite
+def run_lines(draw: st.DrawFn) -> bytes:
+    """An event line of one of :data:`RUNS`, in the shapes a writer or a hostile child may use: the
+    writer's key order, the run first, spaces, an escaped run, a nested ``run`` key, a duplicate
+    ``run`` key (the last wins), and now and then a line that is not valid at all."""
+    seq = draw(st.integers(1, 40))
+    run = draw(st.sampled_from(RUNS))
+    shape = draw(st.sampled_from(["writer", "run-first", "spaces", "escaped", "nested", "duplicate", "bad"]))
+    if shape == "nested":
+        inner = draw(st.sampled_from(RUNS))
+        msg: dict[str, Any] = {"v": 1, "seq": seq, "type": "tool-call", "run": run, "name": "t", "id": "c"}
+        msg["arguments"] = {"run": inner}
+        return orjson.dumps(msg)
+    msg = {"v": 1, "seq": seq, "type": "info", "run": run, "summary": draw(st.sampled_from(["s", '"run"', "é"]))}
+    line = orjson.dumps(msg)
+    if shape == "run-first":
+        line = orjson.dumps({"run": run, **{k: v for k, v in msg.items() if k != "run"}})
+    elif shape == "spaces":
+        line = json.dumps(msg, ensure_ascii=False).encode()
+    elif shape == "escaped":
+        line = json.dumps(msg, ensure_ascii=True).encode().replace(b'"run": "r', b'"run": "\\u0072')
+    elif shape == "duplicate":
+        line = line[:-1] + b',"run":' + orjson.dumps(draw(st.sampled_from(RUNS))) + b"}"
+    elif shape == "bad":
+        line = line[: draw(st.integers(0, len(line)))]
+    return line
+
+
+def own_run_indices(backend: ModuleType, batch: Any, run: str) -> list[int]:
+    """The indices of the batch's lines whose decoded run is not ``run``."""
+    out = []
+    for i in range(len(batch)):
+        msg, rejection = backend.decode(batch.line(i), "event")
+        assert rejection is None
+        if msg["run"] != run:
+            out.append(i)
+    return out
+
+
+@given(st.lists(run_lines(), max_size=16), st.lists(st.integers(0, 10**6), max_size=5), st.sampled_from(RUNS))
+def test_foreign_lines_are_those_of_another_run(
+    backend: ModuleType, lines: list[bytes], cuts: list[int], run: str
+) -> None:
+    rx = backend.Receiver("event", run=run)
+    for piece in split_points(b"\n".join(lines) + b"\n", cuts):
+        batch = rx.scan_batch(piece)
+        assert batch.foreign == own_run_indices(backend, batch, run)
+
+
+def test_foreign_is_empty_without_a_run(backend: ModuleType) -> None:
+    data = (
+        event(1, "info", extra=',"summary":"s"')
+        + b"\n"
+        + event(2, "info", extra=',"summary":"s"').replace(b'"r"', b'"other"')
+        + b"\n"
+    )
+    assert backend.Receiver("event").scan_batch(data).foreign == []
+    assert backend.Receiver("event", run="r").scan_batch(data).foreign == [1]
+    assert backend.Receiver("event", run="\ud800").scan_batch(data).foreign == [0, 1]
+
+
+def batch_fields(batch: Any) -> tuple[Any, ...]:
+    return (
+        batch.lines,
+        batch.ends.tolist(),
+        batch.seqs.tolist(),
+        batch.types,
+        batch.rejections,
+        batch.foreign,
+        len(batch),
+    )
+
+
+@given(
+    st.lists(st.one_of(run_lines(), mutated_lines().map(lambda c: c[0])), max_size=12),
+    st.lists(st.integers(0, 13), min_size=1, max_size=4),
+)
+def test_slices_put_back_together_are_the_batch(backend: ModuleType, lines: list[bytes], cuts: list[int]) -> None:
+    batch = backend.Receiver("event", run="r").scan_batch(b"\n".join(lines) + b"\n")
+    n = len(batch)
+    points = sorted({0, n, *(c % (n + 1) for c in cuts)})
+    bounds = list(zip(points, points[1:], strict=False)) or [(0, 0)]
+    parts = [batch.slice(a, b) for a, b in bounds]
+    for part in parts:
+        check_batch_shape(part)
+    assert b"".join(p.lines for p in parts) == batch.lines
+    assert [s for p in parts for s in p.seqs] == batch.seqs.tolist()
+    assert b"".join(p.types for p in parts) == batch.types
+    starts = [a for a, _ in bounds]
+    assert [(a + i, r) for a, p in zip(starts, parts, strict=True) for i, r in p.rejections] == batch.rejections
+    assert [a + i for a, p in zip(starts, parts, strict=True) for i in p.foreign] == batch.foreign
+    assert batch_fields(batch.slice(0, n)) == batch_fields(batch)
+
+
+def test_slice_bounds(backend: ModuleType) -> None:
+    batch = backend.Receiver("event").scan_batch(event(1, "info", extra=',"summary":"s"') + b"\n")
+    assert len(batch.slice(1, 1)) == 0 and batch.slice(1, 1).lines == b""
+    for bad in [(0, 2), (-1, 1), (1, 0), (2, 2)]:
+        with pytest.raises(IndexError, match="slice bounds out of range"):
+            batch.slice(*bad)
+    for bad in [(True, 1), (0, 1.0), ("0", 1), (None, 1)]:
+        with pytest.raises(TypeError, match="slice bounds must be ints"):
+            batch.slice(*bad)
+
+
+def test_backends_slice_and_foreign_alike(pure: ModuleType, native: ModuleType) -> None:
+    lines = [event(i, "info", extra=',"summary":"s"') for i in range(1, 9)]
+    lines[2] = lines[2].replace(b'"r"', b'"x"')
+    lines[5] = b"not json"
+    data = b"\n".join(lines) + b"\n"
+    a, b = pure.Receiver("event", run="r").scan_batch(data), native.Receiver("event", run="r").scan_batch(data)
+    for start in range(len(a) + 1):
+        for stop in range(start, len(a) + 1):
+            assert_strict_equal(batch_fields(a.slice(start, stop)), batch_fields(b.slice(start, stop)))

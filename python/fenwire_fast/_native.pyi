@@ -194,9 +194,12 @@ class ScanBatch:
     - ``seqs``: ``array("Q")``, each line's seq;
     - ``types``: ``bytes``, each line's type as its index in ``EVENT_TYPE_ORDER`` or
       ``CONTROL_TYPE_ORDER`` (by the receiver's direction);
-    - ``rejections``: ``(n, rejection)`` pairs, ``n`` being the number of accepted lines before it.
+    - ``rejections``: ``(n, rejection)`` pairs, ``n`` being the number of accepted lines before it;
+    - ``foreign``: the indices of the accepted lines whose ``run`` is not the receiver's
+      :attr:`Receiver.run` (always empty when that is ``None``).
 
-    ``len()`` is the number of accepted lines; :meth:`line` gives one of them.
+    ``len()`` is the number of accepted lines; :meth:`line` gives one of them, :meth:`slice` a
+    run of them as a batch of its own.
     """
 
     @property
@@ -209,6 +212,13 @@ class ScanBatch:
     def types(self) -> bytes: ...
     @property
     def rejections(self) -> list[tuple[int, Rejection]]: ...
+    @property
+    def foreign(self) -> list[int]: ...
     def __len__(self) -> int: ...
+    def slice(self, start: int, stop: int) -> ScanBatch:
+        """Lines ``start`` to ``stop`` (not included) as a batch of their own: their bytes, ends
+        counted from the slice's start, seqs, types and foreign lines, and the rejections whose
+        ``n`` is ``start`` to ``stop - 1`` (to ``stop`` for a slice that ends the batch), ``n``
+        counted from the slice's start. ``0 <= start <= stop <= len(batch)``."""
     def line(self, i: int) -> bytes:
         """The ``i``-th accepted line's bytes, without its newline (``i`` may be negative, as for a list)."""

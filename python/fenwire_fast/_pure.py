@@ -711,7 +711,8 @@ class Receiver:
         nothing buffered before, ``lines`` is ``data`` itself."""
         if extra:  # worded as the Rust method words it (which does not count ``self``)
             raise TypeError(f"Receiver.scan_batch() takes 1 positional arguments but {1 + len(extra)} were given")
-        items = self._drain(data, True)
+        foreign: list[int] | None = [] if self._run is not None else None
+        items = self._drain(data, True, foreign)
         index = _TYPE_INDEX.get(self.direction, {})
         lines: list[bytes] = []
         ends: list[int] = []
@@ -730,7 +731,7 @@ class Receiver:
             seqs.append(seq)
             types.append(index[type_name])
         joined = b"\n".join(lines) + b"\n" if lines else b""
-        return ScanBatch(joined, ends, seqs, bytes(types), rejections)
+        return ScanBatch(joined, ends, seqs, bytes(types), rejections, foreign or [])
 
     def fast_path_counters(self, *args: object, **kwargs: object) -> dict[str, int]:
         """Diagnostic counts of this receiver's fast paths (totals since it was made), as a dict of
@@ -763,9 +764,14 @@ class Receiver:
         # different one and is not counted): the same keys, all 0.
         return dict.fromkeys(_FAST_PATH_COUNTERS, 0)
 
-    def _drain(self, data: bytes, scanned: bool) -> list[Any]:
+    def _drain(self, data: bytes, scanned: bool, foreign: list[int] | None = None) -> list[Any]:
+        """Frame and receive ``data``: messages (or ``Scanned`` records) and rejections in order.
+        With ``foreign``, the indices among the accepted lines of those whose run is not
+        :attr:`run` are appended to it."""
         self._plain = False
         out: list[Any] = []
+        run = self._run
+        accepted = 0
         append = out.append
         receive = self._receive
         checkers = _DIRECTION_TABLES[self.direction][0] if self.direction in _DIRECTION_TABLES else {}
@@ -794,12 +800,20 @@ class Receiver:
                         and checker.fast_ok(msg)
                     ):
                         self.seq = seq
+                        if foreign is not None:
+                            if msg["run"] != run:
+                                foreign.append(accepted)
+                            accepted += 1
                         append(Scanned(type_name, seq, line) if scanned else msg)
                         continue
             msg, rejection = receive(line)
             if msg is None:
                 append(rejection)
             else:
+                if foreign is not None:
+                    if msg["run"] != run:
+                        foreign.append(accepted)
+                    accepted += 1
                 append(Scanned(msg["type"], self.seq, line) if scanned else msg)
         return out
 
@@ -819,14 +833,33 @@ class ScanBatch:
     - ``seqs``: ``array("Q")``, each line's seq;
     - ``types``: ``bytes``, each line's type as its index in ``EVENT_TYPE_ORDER`` or
       ``CONTROL_TYPE_ORDER`` (by the receiver's direction);
-    - ``rejections``: ``(n, rejection)`` pairs, ``n`` being the number of accepted lines before it.
+    - ``rejections``: ``(n, rejection)`` pairs, ``n`` being the number of accepted lines before it;
+    - ``foreign``: the indices of the accepted lines whose ``run`` is not the receiver's
+      :attr:`Receiver.run` (always empty when that is ``None``).
 
-    ``len()`` is the number of accepted lines; :meth:`line` gives one of them."""
+    ``len()`` is the number of accepted lines; :meth:`line` gives one of them, :meth:`slice` a
+    run of them as a batch of its own."""
 
-    __slots__ = ("_lines", "_ends", "_seqs", "_types", "_rejections", "_offsets")
+    __slots__ = (
+        "_lines",
+        "_ends",
+        "_seqs",
+        "_types",
+        "_rejections",
+        "_offsets",
+        "_seq_values",
+        "_rejected",
+        "_foreign",
+    )
 
     def __init__(
-        self, lines: bytes, ends: list[int], seqs: list[int], types: bytes, rejections: list[tuple[int, Rejection]]
+        self,
+        lines: bytes,
+        ends: list[int],
+        seqs: list[int],
+        types: bytes,
+        rejections: list[tuple[int, Rejection]],
+        foreign: list[int],
     ) -> None:
         self._lines = lines
         self._ends = array.array("Q", ends)
@@ -834,6 +867,9 @@ class ScanBatch:
         self._types = types
         self._rejections = rejections
         self._offsets = ends
+        self._seq_values = seqs
+        self._rejected = list(rejections)
+        self._foreign = foreign
 
     @property
     def lines(self) -> bytes:
@@ -861,6 +897,35 @@ class ScanBatch:
     def __repr__(self) -> str:
         n = len(self._offsets)
         return f"ScanBatch({n} lines, {self._offsets[-1] if n else 0} bytes, {len(self._rejections)} rejections)"
+
+    @property
+    def foreign(self) -> list[int]:
+        return list(self._foreign)
+
+    def slice(self, start: int, stop: int) -> ScanBatch:
+        """Lines ``start`` to ``stop`` (not included) as a batch of their own: their bytes, ends
+        counted from the slice's start, seqs, types and foreign lines, and the rejections whose
+        ``n`` is ``start`` to ``stop - 1`` (to ``stop`` for a slice that ends the batch), ``n``
+        counted from the slice's start. ``0 <= start <= stop <= len(batch)``."""
+        n = len(self._offsets)
+        for i in (start, stop):
+            if type(i) is bool or not isinstance(i, int):
+                raise TypeError("slice bounds must be ints")
+        if not 0 <= start <= n or not 0 <= stop <= n or start > stop:
+            raise IndexError("slice bounds out of range")
+        offsets = self._offsets
+        base = offsets[start - 1] if start else 0
+        end = offsets[stop - 1] if stop else 0
+        lines = self._lines if start == 0 and stop == n else self._lines[base:end]
+        rejected = [(b - start, r) for b, r in self._rejected if b >= start and (b < stop or b == n and stop == n)]
+        return ScanBatch(
+            lines,
+            [e - base for e in offsets[start:stop]],
+            self._seq_values[start:stop],
+            self._types[start:stop],
+            rejected,
+            [i - start for i in self._foreign if start <= i < stop],
+        )
 
     def line(self, i: int) -> bytes:
         """The ``i``-th accepted line's bytes, without its newline (``i`` may be negative, as for a list)."""

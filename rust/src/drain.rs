@@ -36,6 +36,9 @@ pub enum Outcome {
         seq: u64,
         type_index: usize,
         line: LineAt,
+        /// Accepted by [`crate::quick`], which refuses a line with a key twice: its top-level
+        /// keys are unique.
+        quick: bool,
     },
     /// The rejection `feed` would have returned for the line (boxed: rejections are rare and
     /// large, accepted lines are many and small).
@@ -138,6 +141,7 @@ pub fn scan_into(state: ReceiverState<'_>, data: &[u8], out: &mut Scan) {
             .as_mut()
             .and_then(|q| q.check(line))
             .filter(|&(s, _)| s > seq.seq);
+        let quick_accepted = fast.is_some();
         let verdict = match fast {
             Some((s, t)) => {
                 out.counts.accepted += 1;
@@ -171,6 +175,7 @@ pub fn scan_into(state: ReceiverState<'_>, data: &[u8], out: &mut Scan) {
                     seq,
                     type_index,
                     line: at,
+                    quick: quick_accepted,
                 }
             }
             Err(r) => Outcome::Rejected(Box::new(r)),
@@ -209,6 +214,7 @@ mod tests {
                         seq,
                         type_index: t,
                         line,
+                        ..
                     } => {
                         let name = crate::schema::EVENT_TYPES[*t].to_owned();
                         Ok((*seq, name, scan.line(piece, *line).to_vec()))

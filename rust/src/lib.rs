@@ -26,6 +26,7 @@ pub mod framer;
 pub mod fuzzing;
 pub mod json;
 pub mod message;
+pub mod own_run;
 pub mod quick;
 pub mod schema;
 pub mod simd;

@@ -8,6 +8,7 @@ use pyo3::types::{PyBool, PyBytes, PyInt, PyList, PyTuple};
 
 use super::rejection::rejection_to_py;
 use crate::drain::{LineAt, Outcome, Scan};
+use crate::own_run::RunMatch;
 
 /// One chunk's columns, filled with the GIL released; reused from call to call.
 #[derive(Debug, Default)]
@@ -20,17 +21,27 @@ pub(super) struct Columns {
     types: Vec<u8>,
     /// `(accepted lines before it, index in the scan's outcomes)` for each rejection.
     rejected: Vec<(usize, usize)>,
+    /// The accepted lines (by index) whose run is not the receiver's.
+    foreign: Vec<u64>,
 }
 
 impl Columns {
     /// Fill the columns from `scan` (made from `input`); `base` is subtracted from each type
-    /// index (the length of `EVENT_TYPES` for a control receiver).
-    pub(super) fn fill(&mut self, scan: &Scan, input: &[u8], base: usize) {
+    /// index (the length of `EVENT_TYPES` for a control receiver). With `run`, the lines not of
+    /// that run are listed in `foreign`.
+    pub(super) fn fill(
+        &mut self,
+        scan: &Scan,
+        input: &[u8],
+        base: usize,
+        mut run: Option<&mut RunMatch>,
+    ) {
         self.lines.clear();
         self.ends.clear();
         self.seqs.clear();
         self.types.clear();
         self.rejected.clear();
+        self.foreign.clear();
         // While `whole`, the accepted lines so far are `input[..next]` exactly, newlines
         // included, and nothing is copied.
         let mut whole = input.last() == Some(&b'\n');
@@ -41,7 +52,13 @@ impl Columns {
                     seq,
                     type_index,
                     line,
+                    quick,
                 } => {
+                    if let Some(run) = run.as_deref_mut() {
+                        if !run.is_own(scan.line(input, *line), *quick) {
+                            self.foreign.push(self.seqs.len() as u64);
+                        }
+                    }
                     if whole {
                         match *line {
                             LineAt::Input { start, end } if start == next => {
@@ -109,9 +126,12 @@ fn array_q<'py>(py: Python<'py>, values: &[u64]) -> PyResult<Bound<'py, PyAny>> 
 /// - ``seqs``: ``array("Q")``, each line's seq;
 /// - ``types``: ``bytes``, each line's type as its index in ``EVENT_TYPE_ORDER`` or
 ///   ``CONTROL_TYPE_ORDER`` (by the receiver's direction);
-/// - ``rejections``: ``(n, rejection)`` pairs, ``n`` being the number of accepted lines before it.
+/// - ``rejections``: ``(n, rejection)`` pairs, ``n`` being the number of accepted lines before it;
+/// - ``foreign``: the indices of the accepted lines whose ``run`` is not the receiver's
+///   :attr:`Receiver.run` (always empty when that is ``None``).
 ///
-/// ``len()`` is the number of accepted lines; :meth:`line` gives one of them.
+/// ``len()`` is the number of accepted lines; :meth:`line` gives one of them, :meth:`slice` a
+/// run of them as a batch of its own.
 #[pyclass(module = "fenwire_fast._native", frozen)]
 pub(super) struct ScanBatch {
     #[pyo3(get)]
@@ -126,6 +146,10 @@ pub(super) struct ScanBatch {
     rejections: Py<PyList>,
     /// A copy of `ends`, for `line` (the array can be changed from Python).
     offsets: Vec<u64>,
+    /// Copies of `seqs` and `rejections`, for `slice`.
+    seq_values: Vec<u64>,
+    rejected: Vec<(usize, Py<PyAny>)>,
+    foreign_at: Vec<u64>,
 }
 
 impl ScanBatch {
@@ -141,19 +165,13 @@ impl ScanBatch {
         } else {
             PyBytes::new(py, &columns.lines)
         };
-        let rejections = PyList::empty(py);
+        let mut rejected = Vec::with_capacity(columns.rejected.len());
         for &(before, i) in &columns.rejected {
             if let Some(Outcome::Rejected(r)) = scan.outcomes.get(i) {
-                let pair = PyTuple::new(
-                    py,
-                    [
-                        before.into_pyobject(py)?.into_any(),
-                        rejection_to_py(py, r)?,
-                    ],
-                )?;
-                rejections.append(pair)?;
+                rejected.push((before, rejection_to_py(py, r)?.unbind()));
             }
         }
+        let rejections = pairs(py, &rejected)?;
         Bound::new(
             py,
             ScanBatch {
@@ -163,9 +181,37 @@ impl ScanBatch {
                 types: PyBytes::new(py, &columns.types).unbind(),
                 rejections: rejections.unbind(),
                 offsets: columns.ends.clone(),
+                seq_values: columns.seqs.clone(),
+                rejected,
+                foreign_at: columns.foreign.clone(),
             },
         )
     }
+}
+
+/// `[(n, rejection), ...]`.
+fn pairs<'py>(py: Python<'py>, rejected: &[(usize, Py<PyAny>)]) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for (before, r) in rejected {
+        let pair = PyTuple::new(
+            py,
+            [before.into_pyobject(py)?.into_any(), r.bind(py).clone()],
+        )?;
+        list.append(pair)?;
+    }
+    Ok(list)
+}
+
+/// A slice bound: an int (not a bool) within `0..=n`.
+fn bound(i: &Bound<'_, PyAny>, n: usize) -> PyResult<usize> {
+    if !i.is_instance_of::<PyInt>() || i.is_instance_of::<PyBool>() {
+        return Err(PyTypeError::new_err("slice bounds must be ints"));
+    }
+    i.extract::<i128>()
+        .ok()
+        .filter(|i| (0..=n as i128).contains(i))
+        .map(|i| i as usize)
+        .ok_or_else(|| PyIndexError::new_err("slice bounds out of range"))
 }
 
 #[pymethods]
@@ -180,6 +226,70 @@ impl ScanBatch {
             self.offsets.len(),
             self.offsets.last().copied().unwrap_or(0),
             self.rejections.bind(py).len()
+        )
+    }
+
+    #[getter]
+    fn foreign(&self) -> Vec<u64> {
+        self.foreign_at.clone()
+    }
+
+    /// Lines ``start`` to ``stop`` (not included) as a batch of their own: their bytes, ends
+    /// counted from the slice's start, seqs, types and foreign lines, and the rejections whose
+    /// ``n`` is ``start`` to ``stop - 1`` (to ``stop`` for a slice that ends the batch), ``n``
+    /// counted from the slice's start. ``0 <= start <= stop <= len(batch)``.
+    fn slice<'py>(
+        &self,
+        py: Python<'py>,
+        start: &Bound<'py, PyAny>,
+        stop: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, ScanBatch>> {
+        let n = self.offsets.len();
+        let (start, stop) = (bound(start, n)?, bound(stop, n)?);
+        if start > stop {
+            return Err(PyIndexError::new_err("slice bounds out of range"));
+        }
+        let base = if start == 0 {
+            0
+        } else {
+            self.offsets[start - 1]
+        };
+        let end = if stop == 0 { 0 } else { self.offsets[stop - 1] };
+        let lines = if start == 0 && stop == n {
+            self.lines.clone_ref(py).into_bound(py)
+        } else {
+            let all = self.lines.bind(py).as_bytes();
+            PyBytes::new(py, all.get(base as usize..end as usize).unwrap_or_default())
+        };
+        let offsets: Vec<u64> = self.offsets[start..stop].iter().map(|e| e - base).collect();
+        let rejected: Vec<(usize, Py<PyAny>)> = self
+            .rejected
+            .iter()
+            .filter(|(before, _)| *before >= start && (*before < stop || *before == n && stop == n))
+            .map(|(before, r)| (before - start, r.clone_ref(py)))
+            .collect();
+        let rejections = pairs(py, &rejected)?;
+        let types = self.types.bind(py).as_bytes();
+        let seq_values = self.seq_values[start..stop].to_vec();
+        let foreign_at = self
+            .foreign_at
+            .iter()
+            .filter(|&&i| (start as u64..stop as u64).contains(&i))
+            .map(|i| i - start as u64)
+            .collect();
+        Bound::new(
+            py,
+            ScanBatch {
+                lines: lines.unbind(),
+                ends: array_q(py, &offsets)?.unbind(),
+                seqs: array_q(py, &seq_values)?.unbind(),
+                types: PyBytes::new(py, types.get(start..stop).unwrap_or_default()).unbind(),
+                rejections: rejections.unbind(),
+                offsets,
+                seq_values,
+                rejected,
+                foreign_at,
+            },
         )
     }
 

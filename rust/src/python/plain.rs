@@ -5,7 +5,8 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
-use crate::schema::Fields;
+use crate::own_run::RunMatch;
+use crate::schema::{Direction, Fields};
 
 /// The event types that change a run's mirrored state: a batch with one of them is not plain.
 const STATE_TYPES: [&str; 6] = [
@@ -39,6 +40,15 @@ impl RunCheck {
                 Err(_) => RunCheck::Never,
             }),
             Err(_) => Err(PyTypeError::new_err("run must be a str or None")),
+        }
+    }
+
+    /// What tells `scan_batch` a line of another run (`None`: no run, nothing is checked).
+    pub(super) fn matcher(&self, direction: Option<Direction>) -> Option<RunMatch> {
+        match self {
+            RunCheck::Unset => None,
+            RunCheck::Is(run) => Some(RunMatch::new(Some(run), direction)),
+            RunCheck::Never => Some(RunMatch::new(None, direction)),
         }
     }
 

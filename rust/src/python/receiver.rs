@@ -275,7 +275,10 @@ impl Receiver {
             Some(Direction::Control) => EVENT_TYPES.len(),
             _ => 0,
         };
-        let scan = self.scan_chunk_then(py, input, |scan| columns.fill(scan, input, base));
+        let mut run = self.run.matcher(self.direction);
+        let scan = self.scan_chunk_then(py, input, |scan| {
+            columns.fill(scan, input, base, run.as_mut())
+        });
         let result = ScanBatch::new(py, &columns, &scan, &data);
         self.scan = scan;
         self.columns = columns;

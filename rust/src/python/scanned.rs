@@ -141,6 +141,7 @@ pub(super) fn scanned_list<'py>(
                 seq,
                 type_index,
                 line,
+                ..
             } => {
                 let Some(type_name) = objects.type_names.get(*type_index) else {
                     // Unreachable: an accepted message's type has a schema, hence an index.
