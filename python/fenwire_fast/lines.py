@@ -242,22 +242,37 @@ class Tailer:
 
         ``woken=True`` is for a caller the kernel told that the file grew: it reads at once and
         checks the size only when the read brings nothing (one system call instead of two)."""
+        chunk, status = self._read(woken)
+        if chunk is None:
+            return [], status
+        if self.scan:
+            return self.receiver.scan(chunk), OK
+        return self.receiver.feed(chunk), OK
+
+    def poll_batch(self, *, woken: bool = False) -> tuple[Any, str]:
+        """:meth:`poll` through :meth:`Receiver.scan_batch`: ``(batch, status)``, ``batch`` being
+        a ``ScanBatch`` of what the read completed, or ``None`` when nothing was read."""
+        chunk, status = self._read(woken)
+        if chunk is None:
+            return None, status
+        return self.receiver.scan_batch(chunk), OK
+
+    def _read(self, woken: bool) -> tuple[bytes | None, str]:
+        """The next chunk and ``"ok"``, or ``None`` and the file's status when nothing came."""
         cursor = self._cursor
         self.last_read = 0
         if woken and cursor._fd is not None:  # opened: the hub's hot path, no size check
             chunk = cursor.read(self.max_bytes)
             if not chunk:
-                return [], cursor.idle_status() or OK
+                return None, cursor.idle_status() or OK
         else:
             status = cursor.idle_status()
             if status is not None:
-                return [], status
+                return None, status
             chunk = cursor.read(self.max_bytes)
         cursor.offset += len(chunk)
         self.last_read = len(chunk)
-        if self.scan:
-            return self.receiver.scan(chunk), OK
-        return self.receiver.feed(chunk), OK
+        return chunk, OK
 
     def close(self) -> None:
         """Close the file handle."""

@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import errno
 import os
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import DRAIN_BYTE_BUDGET, Receiver, Rejection, Sender, session
+from .. import DRAIN_BYTE_BUDGET, EVENT_TYPE_ORDER, Receiver, Rejection, ScanBatch, Sender, decode, session
 from .final_text import DEFAULT_FINAL_TEXT_CAP, READ_STEP, FinalTextFollower, FinalTextStore
 
 if TYPE_CHECKING:
@@ -39,6 +40,13 @@ if TYPE_CHECKING:
 __all__ = ["Channel", "SentControl", "PollError", "SendError", "DEFAULT_FINAL_TEXT_CAP"]
 
 _MIRRORED = frozenset({"ready", "control-ack", "turn-started", "turn-complete", "result", "exit"})
+#: ``ScanBatch.types`` translated by this: 1 where a line is of a mirrored type, 0 elsewhere
+_MIRRORED_MARKS = bytes(int(i < len(EVENT_TYPE_ORDER) and EVENT_TYPE_ORDER[i] in _MIRRORED) for i in range(256))
+
+
+def decoded(batch: ScanBatch) -> list[dict[str, Any]]:
+    """The messages of a batch's lines (each accepted already, so each decodes)."""
+    return Receiver("event").feed(batch.lines) if len(batch) else []
 
 
 @dataclass
@@ -228,8 +236,13 @@ class Channel(_ChannelState):
         #: events up to this ``seq`` are mirrored but not delivered (a resumed run's committed ones)
         self._redeliver_after = 0
         #: what a poll in :meth:`resume` read beyond the committed events: the next poll returns it
-        self._backlog: tuple[list[dict[str, Any]], list[PollError]] | None = None
+        self._backlog: tuple[list[ScanBatch], list[PollError]] | None = None
         self._held: list[Any] = []
+        #: a raw poll's read held behind a ``result`` whose final text is being read: the batch and
+        #: the result's line (mirrored already)
+        self._held_raw: tuple[ScanBatch, int] | None = None
+        #: how this channel hands over events, fixed by the first poll: dicts or raw batches
+        self._raw: bool | None = None
         #: a read :meth:`poll_hot` made but did not deliver: :meth:`poll` delivers it
         self._unread: tuple[list[Any], str] | None = None
         #: nothing for :meth:`poll_hot` to leave to :meth:`poll`: not stopped, no exit, no error,
@@ -303,9 +316,9 @@ class Channel(_ChannelState):
         # mirror the committed events now, so the status is the committed one from the start; a
         # read that brings events after the commit keeps them for the next poll
         while self._redeliver_after and not self.stopped:
-            messages, errors = self.poll()
-            if messages or errors:
-                self._backlog = (messages, errors)
+            batches, errors = self._poll_raw(False)  # raw: either kind of poll can deliver it
+            if batches or errors:
+                self._backlog = (batches, errors)
                 self._quiet = False  # poll_hot must not read past it
                 break
             if not self.pending():
@@ -319,9 +332,10 @@ class Channel(_ChannelState):
         While a final-text file is being read, each poll reads one more step of it instead, and the
         ``result`` and the events after it come out once the text is complete. ``woken=True``: the
         kernel said the file grew, so read without checking its size first."""
+        self._mode(False)
         if self._backlog is not None:
-            backlog, self._backlog = self._backlog, None
-            return backlog
+            (batches, backlog_errors), self._backlog = self._backlog, None
+            return [m for b in batches for m in decoded(b)], backlog_errors
         messages: list[dict[str, Any]] = []
         errors: list[PollError] = []
         if self.stopped:
@@ -364,6 +378,145 @@ class Channel(_ChannelState):
             or self._backlog is not None
         )
         return messages, errors
+
+    def _mode(self, raw: bool) -> None:
+        if self._raw is None:
+            self._raw = raw
+        elif self._raw is not raw:
+            have, want = ("raw batches", "poll_raw") if self._raw else ("dicts", "poll")
+            raise RuntimeError(f"run {self.run}: this channel hands over {have} (use {want}), not both")
+
+    def poll_raw(self, *, woken: bool = False) -> tuple[list[ScanBatch], list[PollError]]:
+        """:meth:`poll` for a forwarder: the same reads, checks, mirroring and rules, but the events
+        come as :class:`~fenwire_fast.ScanBatch` objects (the child's own line bytes, in order,
+        with no Python object per line) instead of dicts. Only the lines that change the mirrored
+        state (``ready``, acks, ``turn-started``, ``turn-complete``, ``result``, ``exit``) and
+        those of another run are looked at one by one; the rest pass through as they are read.
+
+        Usually one batch, or none; a read that must be cut (around another run's line, at a
+        ``result`` whose final text is read first, after ``exit``) gives several or a slice.
+        A channel hands over either dicts or raw batches: its first poll decides."""
+        self._mode(True)
+        return self._poll_raw(woken)
+
+    def _poll_raw(self, woken: bool) -> tuple[list[ScanBatch], list[PollError]]:
+        if self._backlog is not None:
+            backlog, self._backlog = self._backlog, None
+            return backlog
+        out: list[ScanBatch] = []
+        errors: list[PollError] = []
+        if self.stopped:
+            return out, errors
+        if self._final.reading:
+            if not self._final.step():
+                return out, errors
+            assert self._held_raw is not None
+            (batch, at), self._held_raw = self._held_raw, None
+            self._take_raw(batch, out, errors, at)
+        else:
+            if self._unread is not None:
+                raise RuntimeError("poll_hot() read what only poll() can deliver")
+            try:
+                got, status = self._tailer.poll_batch(woken=woken)
+            except OSError as exc:
+                self._stop(f"cannot read the event file: {exc.strerror or exc}", errors)
+            else:
+                if status == "truncated":
+                    self._stop("event file truncated", errors)
+                elif got is not None:
+                    self._take_raw(got, out, errors, -1)
+        if out and self._redeliver_after:
+            out = self._raw_after_commit(out)
+        if out:
+            self.last_seq = out[-1].seqs[-1]
+            self.events += sum(map(len, out))
+        if errors:
+            self.errors.extend(errors)
+        self._quiet = False  # poll_hot reads dicts: not for a raw channel
+        return out, errors
+
+    def _take_raw(self, batch: ScanBatch, out: list[ScanBatch], errors: list[PollError], held: int) -> None:
+        """:meth:`_take` for a batch: deliver its lines as slices of it, cut where a line must not
+        be delivered (another run's, anything after ``exit``) or must wait (behind a ``result``
+        whose final text is read first). ``held``: the index of a held ``result`` line, mirrored
+        already, to go on from (``-1``: a new batch)."""
+        n = len(batch)
+        rejections = batch.rejections
+        foreign = batch.foreign
+        marks = batch.types.translate(_MIRRORED_MARKS)
+        start = max(held, 0)
+        if self.exit is not None:  # everything after an exit is counted, not delivered
+            self.ignored_after_exit += n - start + sum(1 for p, _ in rejections if p > held)
+            return
+        if self.exit is None and not rejections and not foreign and marks.find(1, start) < 0:
+            if n > start:
+                out.append(batch if start == 0 else batch.slice(start, n))
+            return
+        # the places to look at, in order: a rejection comes before the line it is counted before
+        points: list[tuple[int, int, Any]] = [(p, 0, r) for p, r in rejections if p > held]
+        points += [(i, 1, None) for i in foreign if i >= start]
+        i = marks.find(1, start)
+        while i >= 0:
+            points.append((i, 2, None))
+            i = marks.find(1, i + 1)
+        points.sort(key=lambda p: (p[0], p[1]))
+        run = self.run
+        seg = start
+        last_line = -1
+        for at, kind, rejection in points:
+            if kind != 0 and at == last_line:
+                continue  # a foreign line of a mirrored type: skipped once, as foreign
+            if self.exit is not None:
+                break
+            if kind == 0:
+                if rejection.fatal:
+                    if at > seg:
+                        out.append(batch.slice(seg, at))
+                    self._stop(rejection.reason, errors, rejection)
+                    return
+                errors.append(PollError(rejection.reason, rejection))
+                continue
+            last_line = at
+            if kind == 1:
+                if at > seg:
+                    out.append(batch.slice(seg, at))
+                seg = at + 1
+                msg, _ = decode(batch.line(at), "event")
+                reason = f"event for foreign run {msg['run'] if msg is not None else '?'}"
+                if self.error is None:
+                    self.error = reason
+                errors.append(PollError(reason))
+                continue
+            if at != held:
+                msg, _ = decode(batch.line(at), "event")
+                assert msg is not None and msg["run"] == run
+                try:
+                    self._mirror(msg)
+                except Exception as exc:  # noqa: BLE001 - a child's line must never raise out of poll
+                    errors.append(PollError(f"cannot mirror {msg['type']} (seq {msg['seq']}): {exc!r}"))
+                if self._final.reading:
+                    if at > seg:
+                        out.append(batch.slice(seg, at))
+                    self._held_raw = (batch, at)
+                    return
+            if self.exit is not None:
+                out.append(batch.slice(seg, at + 1))
+                self.ignored_after_exit += n - at - 1 + sum(1 for p, _ in rejections if p > at)
+                return
+        if n > seg:
+            out.append(batch.slice(seg, n))
+
+    def _raw_after_commit(self, batches: list[ScanBatch]) -> list[ScanBatch]:
+        """:meth:`_after_commit` for batches."""
+        after = self._redeliver_after
+        if batches[-1].seqs[-1] > after:
+            self._redeliver_after = 0
+        kept = []
+        for batch in batches:
+            cut = bisect_right(batch.seqs, after)
+            if cut < len(batch):
+                kept.append(batch if cut == 0 else batch.slice(cut, len(batch)))
+        return kept
 
     def _after_commit(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The messages after the committed position (see :meth:`resume`)."""

@@ -41,7 +41,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .backoff import Backoff
 from .durable import StateDir
@@ -50,12 +50,17 @@ from .limits import ensure_open_files
 from .spawn import LiveChild, spawn
 from .wakeups import KERNEL, WakeupsUnavailable, choose, unwatchable
 
-__all__ = ["Hub", "Item", "Batch"]
+if TYPE_CHECKING:
+    from .. import ScanBatch
+
+__all__ = ["Hub", "Item", "Batch", "RawBatch"]
 
 #: one event: ``(child, message)``
 Item = tuple[LiveChild, dict[str, Any]]
 #: one read of one child: ``(child, messages)``
 Batch = tuple[LiveChild, list[dict[str, Any]]]
+#: one raw read of one child: ``(child, batch)``
+RawBatch = tuple[LiveChild, "ScanBatch"]
 
 
 class Hub:
@@ -211,6 +216,60 @@ class Hub:
         if brought:
             self._brought = True
             driver.progress()
+
+    def poll_raw_batches(self) -> list[RawBatch]:
+        """:meth:`poll_batches` for a forwarder: ``(child, ScanBatch)`` for each batch brought."""
+        return list(self._raw_round())
+
+    def _raw_round(self) -> Iterator[RawBatch]:
+        """:meth:`_round` through :meth:`LiveChild.poll_raw`: the same supervision and rules."""
+        driver = self._driver
+        if isinstance(driver, KernelDriver) and driver.broken is not None:
+            self._fall_back(driver.broken)
+            driver = self._driver
+        brought = self._brought = False
+        durable = self.state is not None
+        uncommitted = self._uncommitted
+        for child, woken, reap in driver.due():
+            batches, _errors = child.poll_raw(woken=woken, reap=reap)
+            driver.polled(child, reap)
+            if child.finished:
+                self._unfinished.pop(child, None)
+                if durable:
+                    uncommitted[child] = None
+            for batch in batches:
+                brought = True
+                if durable:
+                    child.delivered_seq = batch.seqs[-1]
+                    uncommitted[child] = None
+                yield child, batch
+        if brought:
+            self._brought = True
+            driver.progress()
+
+    def raw_batches(self) -> Iterator[RawBatch]:
+        """Yield ``(child, batch)`` per read until every child has finished, each ``batch`` a
+        :class:`~fenwire_fast.ScanBatch` of the child's own lines as it wrote them (no dict per
+        event). The supervision, status, final-text and durable rules are those of
+        :meth:`batches`; a hub's children hand over either dicts or batches, not both."""
+        while not self.finished:
+            yield from self._raw_round()
+            if not self._brought:
+                self._driver.wait(None)
+
+    async def raw_batches_async(self) -> AsyncIterator[RawBatch]:
+        """:meth:`raw_batches` for asyncio."""
+        import asyncio
+
+        while not self.finished:
+            brought = False
+            for batch in self._raw_round():
+                brought = True
+                yield batch
+            if brought:
+                await asyncio.sleep(0)
+            else:
+                await self._driver.wait_async(None)
 
     def poll(self) -> list[Item]:
         """One fair round (see :meth:`poll_batches`), as ``(child, event)`` pairs."""

@@ -41,6 +41,7 @@ from .group import ProcessGroup
 from .watchdog import StallWatchdog
 
 if TYPE_CHECKING:
+    from .. import ScanBatch
     from .adopt import DurableRun
     from .durable import StateDir
 
@@ -193,6 +194,20 @@ class LiveChild(StallWatchdog):
             self._supervise(messages, errors, reap)
         return messages, errors
 
+    def poll_raw(self, *, woken: bool = False, reap: bool = True) -> tuple[list[ScanBatch], list[PollError]]:
+        """:meth:`poll` with the events as :class:`~fenwire_fast.ScanBatch` objects (see
+        :meth:`Channel.poll_raw`); the supervision is the same."""
+        batches, errors = self.channel.poll_raw(woken=woken)
+        channel = self.channel
+        if batches:
+            self.messages += sum(map(len, batches))
+            self.last_event = time.monotonic()
+            if self.stall_timeout is not None and not self._stall_timed:
+                self._time_stall()
+        if reap or channel.exit is not None or channel.error is not None or self.process.returncode is not None:
+            self._supervise(batches, errors, reap)
+        return batches, errors
+
     def next_timer(self) -> float | None:
         """When (``time.monotonic()``) supervision has something to do without any event: the
         deadline, the kill backstop, or SIGKILL after SIGTERM; ``None`` when nothing is pending."""
@@ -219,7 +234,7 @@ class LiveChild(StallWatchdog):
             if self.on_timer is not None:
                 self.on_timer(self)
 
-    def _supervise(self, messages: list[dict[str, Any]], errors: list[PollError], reap: bool = True) -> None:
+    def _supervise(self, messages: list[Any], errors: list[PollError], reap: bool = True) -> None:
         if self._finished:
             return
         channel = self.channel
@@ -255,8 +270,13 @@ class LiveChild(StallWatchdog):
             for _ in range(100_000):
                 if channel.reading_final_text:
                     return
-                more, more_errors = channel.poll()
-                self.messages += len(more)
+                if channel._raw:
+                    more_raw, more_errors = channel.poll_raw()
+                    self.messages += sum(map(len, more_raw))
+                    more: list[Any] = more_raw
+                else:
+                    more, more_errors = channel.poll()
+                    self.messages += len(more)
                 messages.extend(more)
                 errors.extend(more_errors)
                 if channel.exit is not None or not (more or more_errors) and not channel.pending():
