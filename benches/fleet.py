@@ -1,13 +1,23 @@
-"""The fleet on a local Ray cluster against a local Hub: events/s, driver CPU per event, Ray calls.
+"""The fleet on a local Ray cluster against a local Hub: events/s, CPU per event, Ray calls, and
+the round trip of a control.
 
-Run ``python benches/fleet.py [--nodes 2] [--children 16] [--steps 5] [--deltas 40]``. Nothing here
-is a test. A ``ray.cluster_utils.Cluster`` (a head with no CPUs and ``--nodes`` nodes, all on this
-machine) runs ``--children`` busy mock children per node (no delay between deltas); the driver
-drains them through ``Fleet.batches`` until every turn is complete. The same children (nodes x
-children) are then run by one local :class:`~fenwire_fast.live.hub.Hub`. Reported: events, wall
-seconds, events/s, the driver's CPU per event (``time.process_time``: the Ray driver's own
-threads included), Ray calls per 1,000 events, and the round trip of a control (``steer`` on an
-idle child: from the call to its seq back, i.e. written to the control file on the node).
+Run ``python benches/fleet.py [--nodes 2] [--children 16] [--steps 5] [--deltas 400]``. Nothing
+here is a test. A ``ray.cluster_utils.Cluster`` (a head with no CPUs and ``--nodes`` nodes, all on
+this machine) runs ``--children`` busy mock children per node (no delay between deltas, a 2 KB
+tool result per step); the driver drains them through ``Fleet.batches`` (dicts) until every turn
+is complete. The same children (nodes x children) are then run by one local
+:class:`~fenwire_fast.live.hub.Hub`, drained through ``Hub.batches``.
+
+Reported, from one run:
+
+- events, wall seconds, events/s into the driver;
+- the driver's CPU per event (``time.process_time``: its Ray threads included; and its main
+  thread's alone, ``time.thread_time``), and the busiest actor's
+  (its process's CPU over the events of its own children), beside the local hub's parent;
+- Ray calls made by the driver per 1,000 events;
+- the control round trip to a running child: a child held mid-turn by the mock's gate is steered
+  ``--trips`` times, each time from the ``steer`` call until its ``control-ack`` comes out of
+  ``Fleet.poll_batches`` on the driver (median and p99).
 """
 
 from __future__ import annotations
@@ -16,6 +26,7 @@ import argparse
 import os
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -24,7 +35,35 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def busy_mock(args: argparse.Namespace) -> dict[str, Any]:
-    return {"steps": args.steps, "deltas": args.deltas}
+    return {"steps": args.steps, "deltas": args.deltas, "tool_result_bytes": 2048}
+
+
+def round_trips(fleet: Any, node: str, trips: int) -> list[float]:
+    """Steer a child held mid-turn ``trips`` times; each time until the ack reaches the driver."""
+    gate = os.path.join(tempfile.mkdtemp(prefix="fleet-bench-"), "gate")
+    child = fleet.spawn("Do the task.", node=node, mock={"steps": 1, "gate_path": gate, "gate_steps": [1]})
+    while not any(
+        m["type"] == "info" and m.get("summary", "").startswith("mock gate")
+        for c, ms in fleet.poll_batches(timeout=1.0)
+        if c is child
+        for m in ms
+    ):
+        pass
+    out = []
+    for _ in range(trips):
+        t = time.perf_counter()
+        seq = child.steer("x")
+        while not any(
+            m["type"] == "control-ack" and m.get("ref") == seq
+            for c, ms in fleet.poll_batches(timeout=1.0)
+            if c is child
+            for m in ms
+        ):
+            pass
+        out.append(time.perf_counter() - t)
+    open(gate, "a").close()
+    child.close()
+    return sorted(out)
 
 
 def run_fleet(args: argparse.Namespace) -> dict[str, float]:
@@ -38,9 +77,24 @@ def run_fleet(args: argparse.Namespace) -> dict[str, float]:
     try:
         with Fleet(address=cluster.address) as fleet:
             warm = [fleet.spawn(None, node=n.node_id, mock={"steps": 1}) for n in nodes]  # the actors start
+            while not all(c.idle for c in warm):
+                fleet.poll_batches(timeout=1.0)
+            actors = [fleet._actors[n.node_id] for n in nodes]
+            # what the driver and the actors spend with nothing to do (Ray's own threads, the
+            # outstanding long polls), over a quiet second
+            idle0, idle_actor0, idle_t0 = time.process_time(), ray.get([a.cpu.remote() for a in actors]), time.time()
+            fleet.poll_batches(timeout=1.0)
+            while time.time() - idle_t0 < 1.0:
+                fleet.poll_batches(timeout=1.0 - (time.time() - idle_t0))
+            idle_s = time.time() - idle_t0
+            idle_actor = [
+                b[0] - a[0] for a, b in zip(idle_actor0, ray.get([a.cpu.remote() for a in actors]), strict=True)
+            ]
+            idle_driver = time.process_time() - idle0
+            actor_cpu0 = ray.get([a.cpu.remote() for a in actors])
             children = []
             events = 0
-            cpu0, t0 = time.process_time(), time.perf_counter()
+            cpu0, t0, main0 = time.process_time(), time.perf_counter(), time.thread_time()
             calls0 = fleet.ray_calls
             for n in nodes:
                 children += [
@@ -50,21 +104,25 @@ def run_fleet(args: argparse.Namespace) -> dict[str, float]:
                 for _child, messages in fleet.poll_batches(timeout=1.0):
                     events += len(messages)
             wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+            main = time.thread_time() - main0
             calls = fleet.ray_calls - calls0
-            trips = []
-            for _ in range(args.trips):
-                t = time.perf_counter()
-                warm[0].steer("x")
-                trips.append(time.perf_counter() - t)
-                fleet.poll_batches(timeout=0)
-            trips.sort()
+            actor_after = ray.get([a.cpu.remote() for a in actors])
+            actor_cpu = [b[0] - a[0] for a, b in zip(actor_cpu0, actor_after, strict=True)]
+            actor_loop = [b[1] - a[1] for a, b in zip(actor_cpu0, actor_after, strict=True)]
+            per_node = {n.node_id: sum(c.messages for c in children if c.node == n.node_id) for n in nodes}
+            trips = round_trips(fleet, nodes[0].node_id, args.trips)
         return {
             "events": events,
             "wall": wall,
             "cpu_us": cpu / events * 1e6,
+            "main_us": main / events * 1e6,
+            "actor_us": max(c / per_node[n.node_id] * 1e6 for c, n in zip(actor_cpu, nodes, strict=True)),
+            "actor_loop_us": max(c / per_node[n.node_id] * 1e6 for c, n in zip(actor_loop, nodes, strict=True)),
+            "idle_driver_ms": idle_driver / idle_s * 1e3,
+            "idle_actor_ms": max(idle_actor) / idle_s * 1e3,
             "calls_per_1000": calls / events * 1000,
             "trip_median_ms": statistics.median(trips) * 1e3,
-            "trip_p99_ms": trips[int(len(trips) * 0.99) - 1] * 1e3,
+            "trip_p99_ms": trips[max(int(len(trips) * 0.99) - 1, 0)] * 1e3,
         }
     finally:
         if ray.is_initialized():
@@ -93,8 +151,8 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=2)
     parser.add_argument("--children", type=int, default=16)
     parser.add_argument("--steps", type=int, default=5)
-    parser.add_argument("--deltas", type=int, default=40)
-    parser.add_argument("--trips", type=int, default=200)
+    parser.add_argument("--deltas", type=int, default=400)
+    parser.add_argument("--trips", type=int, default=100)
     args = parser.parse_args()
     os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT / "python"), *filter(None, [os.environ.get("PYTHONPATH")])])
     fleet = run_fleet(args)
@@ -102,8 +160,19 @@ def main() -> None:
     print(f"{args.nodes} nodes x {args.children} busy mock children (steps {args.steps}, deltas {args.deltas})")
     print(
         f"fleet: {fleet['events']:.0f} events in {fleet['wall']:.2f} s = {fleet['events'] / fleet['wall']:,.0f}/s, "
-        f"driver CPU {fleet['cpu_us']:.1f} us/event, {fleet['calls_per_1000']:.2f} Ray calls per 1,000 events, "
-        f"control round trip median {fleet['trip_median_ms']:.2f} ms, p99 {fleet['trip_p99_ms']:.2f} ms"
+        f"driver CPU {fleet['cpu_us']:.1f} us/event ({fleet['cpu_us'] / hub['cpu_us']:.2f}x the local hub; "
+        f"its main thread {fleet['main_us']:.1f}), "
+        f"busiest actor {fleet['actor_us']:.1f} us/event ({fleet['actor_us'] / hub['cpu_us']:.2f}x; "
+        f"its event loop thread {fleet['actor_loop_us']:.1f}), "
+        f"{fleet['calls_per_1000']:.2f} Ray calls per 1,000 events"
+    )
+    print(
+        f"with nothing to do: driver {fleet['idle_driver_ms']:.1f} ms CPU per second, "
+        f"busiest actor {fleet['idle_actor_ms']:.1f} ms per second"
+    )
+    print(
+        f"control round trip (steer to its ack on the driver): median {fleet['trip_median_ms']:.1f} ms, "
+        f"p99 {fleet['trip_p99_ms']:.1f} ms"
     )
     print(
         f"local hub: {hub['events']:.0f} events in {hub['wall']:.2f} s = {hub['events'] / hub['wall']:,.0f}/s, "

@@ -7,16 +7,18 @@ see ``docs/live.md``, "When the parent dies"): children never outlive their acto
 
 **Transport.** The driver keeps one long poll outstanding per actor. The actor answers when about
 1 MiB is ready, or a bounded time (``linger``, 20 ms) after the first byte, and returns everything
-ready: per child, the event lines read since the last answer as one ``bytes`` blob (the bytes of the
-event file, re-encoding nothing) and the child's status snapshot. The driver decodes the lines with
-one :class:`fenwire_fast.Receiver` per child. Order within one child is kept.
+ready: per child, the lines its hub handed over raw since the last answer (:meth:`Hub.raw_batches`:
+checked, of the run only, the child's own bytes) as one ``bytes`` blob, and the child's status
+snapshot. The driver decodes the lines with one :class:`fenwire_fast.Receiver` per child, only
+when the caller asks for dicts; :meth:`Fleet.raw_batches` hands them over as ``ScanBatch`` objects.
+Order within one child is kept.
 
 **Faults.** When an actor is lost (``RayActorError``: its node died, or its process), every
 unfinished run of that node ends ``failed`` once, with an error naming the node; a control to such a
 child raises :class:`ChildLost` at once; the other nodes' runs go on.
 
 Events come out as a local hub's do: ``for child, event in fleet``, ``async for child, event in
-fleet``, :meth:`Fleet.batches`.
+fleet``, :meth:`Fleet.batches`, and :meth:`Fleet.raw_batches` for forwarders.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from . import Receiver
+from . import EVENT_TYPE_ORDER, Receiver, ScanBatch
 
 # Ray is an optional extra: imported by name, so the package type-checks with or without it (typed Any)
 ray: Any
@@ -47,13 +49,17 @@ except ImportError:  # pragma: no cover - the fleet needs the ray extra; nothing
 __all__ = ["Fleet", "FleetChild", "ChildLost"]
 
 #: how long an actor lingers after the first ready byte before it answers a poll (seconds)
-LINGER = 0.02
+LINGER = 0.05
 #: an actor answers at once when about this many bytes are ready
-READY_BYTES = 1 << 20
+READY_BYTES = 4 << 20
+#: while lingering, an actor looks for an ack or a new status this often (seconds)
+LOOK_AGAIN = 0.004
 #: the longest an actor holds a poll with nothing to say (seconds)
 HOLD = 1.0
 
 _FINISHED = ("done", "failed", "cancelled")
+#: ``ScanBatch.types`` holds this byte for a ``control-ack`` line
+_ACK = EVENT_TYPE_ORDER.index("control-ack")
 
 
 class ChildLost(RuntimeError):
@@ -69,18 +75,19 @@ class _NodeHub:
         self.node = node
         self.hub = Hub()
         self.children: dict[str, Any] = {}
-        self._fds: dict[str, int] = {}
-        self._shipped: dict[str, int] = {}  # bytes of each event file already sent to the driver
         self._said: dict[str, tuple[Any, ...]] = {}  # the last snapshot sent
         self._awake = asyncio.Event()
 
     def pid(self) -> int:
         return os.getpid()
 
+    def cpu(self) -> tuple[float, float]:
+        """The actor process's CPU seconds so far, and its event loop thread's (for measurements)."""
+        return time.process_time(), time.thread_time()
+
     def spawn(self, prompt: str | None, run: str, kwargs: dict[str, Any]) -> int:
         child = self.hub.spawn(prompt, run=run, **kwargs)
         self.children[run] = child
-        self._shipped[run] = 0
         self._awake.set()
         return int(child.pid)
 
@@ -93,60 +100,48 @@ class _NodeHub:
         channel = child.channel
         return (child.status, child.error, child.finished, channel.idle, channel.final_text)
 
-    def _take(self, run: str, child: Any) -> tuple[bytes, tuple[Any, ...] | None]:
-        """The event bytes the channel read since the last answer, and the snapshot if it moved."""
-        end = child.channel.offset
-        start = self._shipped[run]
-        blob = b""
-        if end > start:
-            fd = self._fds.get(run)
-            if fd is None:
-                fd = self._fds[run] = os.open(child.event_path, os.O_RDONLY | os.O_CLOEXEC)
-            blob = os.pread(fd, end - start, start)
-            self._shipped[run] = start + len(blob)
-        snap = self._snapshot(child)
-        if snap == self._said.get(run):
-            return blob, None
-        self._said[run] = snap
-        return blob, snap
-
     async def poll(self) -> list[tuple[str, bytes, tuple[Any, ...] | None]]:
-        """Everything ready: ``[(run, lines, snapshot or None)]``, after a linger or 1 MiB."""
+        """Everything ready: ``[(run, lines, snapshot or None)]``, after a linger or 1 MiB.
+
+        The hub hands over raw batches (:meth:`Hub.poll_raw_batches`): the lines come checked,
+        of the run only, as the child wrote them, and nothing is decoded here but the few lines
+        that change a run's state."""
         hub = self.hub
         loop = asyncio.get_running_loop()
         start = loop.time()
         first: float | None = None
-        ready: dict[str, None] = {}
+        lines: dict[str, list[bytes]] = {}
         size = 0
         while True:
-            brought = False
-            for child, _messages in hub.poll_batches():
-                brought = True
-                ready[child.run] = None
-            for run, child in self.children.items():
-                if self._said.get(run) != self._snapshot(child) or child.channel.offset > self._shipped[run]:
-                    if run not in ready:
-                        ready[run] = None
-                        brought = True
-            if brought:
-                size = sum(self.children[r].channel.offset - self._shipped[r] for r in ready)
-                if first is None:
-                    first = loop.time()
+            urgent = False
+            for child, batch in hub.poll_raw_batches():
+                lines.setdefault(child.run, []).append(batch.lines)
+                size += len(batch.lines)
+                urgent = urgent or _ACK in batch.types
+            moved = [run for run, child in self.children.items() if self._said.get(run) != self._snapshot(child)]
             now = loop.time()
-            if ready and (size >= READY_BYTES or (first is not None and now - first >= LINGER)):
-                break
-            if not ready and now - start >= HOLD:
-                return []
-            if brought:
-                await asyncio.sleep(0)
-                continue
-            wait = LINGER - (now - first) if first is not None else HOLD - (now - start)
-            self._awake.clear()
-            await self._sleep(max(wait, 0.0))
-        out = []
-        for run in ready:
-            blob, snap = self._take(run, self.children[run])
-            if blob or snap is not None:
+            if first is None and (lines or moved):
+                first = now
+            if first is not None and (urgent or moved or size >= READY_BYTES or now - first >= LINGER):
+                break  # an ack or a new status goes at once: the caller may be waiting for it
+            if first is None:
+                if now - start >= HOLD:
+                    return []
+                self._awake.clear()
+                await self._sleep(HOLD - (now - start))
+            else:
+                # Bytes are ready: let more come for the rest of the linger, looking again every
+                # few ms (a timer, not the files' wake-ups: a busy child would wake us at once).
+                await asyncio.sleep(min(LINGER - (now - first), LOOK_AGAIN))
+        out: list[tuple[str, bytes, tuple[Any, ...] | None]] = []
+        for run, child in self.children.items():
+            blob = b"".join(lines.get(run, ()))
+            snap = self._snapshot(child)
+            if snap == self._said.get(run):
+                if blob:
+                    out.append((run, blob, None))
+            else:
+                self._said[run] = snap
                 out.append((run, blob, snap))
         return out
 
@@ -160,9 +155,6 @@ class _NodeHub:
 
     def close(self) -> None:
         self.hub.close()
-        for fd in self._fds.values():
-            os.close(fd)
-        self._fds.clear()
 
 
 class FleetChild:
@@ -208,8 +200,8 @@ class FleetChild:
         return self._control("close")
 
     def _decode(self, blob: bytes) -> list[dict[str, Any]]:
-        run = self.run
-        out = [m for m in self._receiver.feed(blob) if type(m) is dict and m.get("run") == run]
+        # the node's hub checked the lines and kept only this run's: they all decode
+        out: list[dict[str, Any]] = self._receiver.feed(blob)
         self.messages += len(out)
         return out
 
@@ -218,6 +210,7 @@ class FleetChild:
 
 
 Batch = tuple[FleetChild, list[dict[str, Any]]]
+RawBatch = tuple[FleetChild, ScanBatch]
 Item = tuple[FleetChild, dict[str, Any]]
 
 
@@ -350,8 +343,9 @@ class Fleet:
 
     # -- events ---------------------------------------------------------------------------------
 
-    def _answer(self, ref: Any, node: str) -> list[Batch]:
-        """Take one actor's answer and poll it again."""
+    def _answer(self, ref: Any, node: str, raw: bool) -> list[Any]:
+        """Take one actor's answer and poll it again: ``(child, messages)`` pairs, or with
+        ``raw`` ``(child, ScanBatch)`` pairs."""
         del self._polls[ref]
         try:
             answer = ray.get(ref)
@@ -361,29 +355,45 @@ class Fleet:
         actor = self._actors[node]
         self._polls[actor.poll.remote()] = node
         self.ray_calls += 1
-        out: list[Batch] = []
+        out: list[Any] = []
         for run, blob, snap in answer:
             child = self._runs[run]
-            messages = child._decode(blob) if blob else []
+            if blob:
+                if raw:
+                    batch = child._receiver.scan_batch(blob)
+                    child.messages += len(batch)
+                    out.append((child, batch))
+                else:
+                    out.append((child, child._decode(blob)))
             if snap is not None:
                 child.status, child.error, child.finished, child.idle, child.final_text = snap
-            if messages:
-                out.append((child, messages))
         return out
 
-    def poll_batches(self, timeout: float | None = 0.0) -> list[Batch]:
-        """The answers ready within ``timeout`` seconds (``None``: wait for one)."""
+    def _poll(self, timeout: float | None, raw: bool) -> list[Any]:
         refs = list(self._polls)
         if not refs:
             return []
+        # one answer at a time: another one already in is taken by the next call, at no wait
         ready, _ = ray.wait(refs, num_returns=1, timeout=timeout)
-        if ready:  # take every other answer already in too
-            more, _ = ray.wait(refs, num_returns=len(refs), timeout=0)
-            ready = list(dict.fromkeys([*ready, *more]))
-        out: list[Batch] = []
+        out: list[Any] = []
         for ref in ready:
-            out.extend(self._answer(ref, self._polls[ref]))
+            out.extend(self._answer(ref, self._polls[ref], raw))
         return out
+
+    def poll_batches(self, timeout: float | None = 0.0) -> list[Batch]:
+        """The answers ready within ``timeout`` seconds (``None``: wait for one), as
+        ``(child, messages)`` pairs."""
+        return self._poll(timeout, False)
+
+    def poll_raw_batches(self, timeout: float | None = 0.0) -> list[RawBatch]:
+        """:meth:`poll_batches` for a forwarder: ``(child, ScanBatch)`` pairs, the child's lines
+        as it wrote them (checked on its node, and again here with no dict made)."""
+        return self._poll(timeout, True)
+
+    def raw_batches(self) -> Iterator[RawBatch]:
+        """Yield ``(child, ScanBatch)`` until every child has finished."""
+        while not self.finished:
+            yield from self._poll(HOLD, True)
 
     def batches(self) -> Iterator[Batch]:
         """Yield ``(child, messages)`` until every child has finished."""
@@ -415,7 +425,7 @@ class Fleet:
         while not self.finished:
             if end is not None and time.monotonic() > end:
                 raise TimeoutError(f"{len(self.active)} children still running after {timeout} s")
-            self.poll_batches(timeout=HOLD)
+            self._poll(HOLD, True)  # nothing is decoded for a caller that only waits
         return {c.run: c.status for c in self.children}
 
     # -- closing --------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import fenwire_fast
 import pytest
 
 ray = pytest.importorskip("ray")
@@ -173,3 +174,25 @@ def test_actor_killed_alone(cluster: Any, tmp_path: Path) -> None:
         assert [c.status for c in doomed] == ["failed", "failed"]
         assert all(c.error is not None and node in c.error for c in doomed)
         wait_gone([c.pid for c in doomed])
+
+
+def test_raw_batches_are_the_childrens_lines(cluster: Any) -> None:
+    """``fleet.raw_batches()``: each child's lines as it wrote them, every one once and in order,
+    with no dict made on the driver (the batches decode to the mock's exact transcript)."""
+    from fenwire_fast.live.channel import decoded
+
+    mock = {"steps": 2, "tool_result_bytes": 3000}
+    with Fleet(address=cluster.address) as fleet:
+        children = [fleet.spawn("Do the task.", mock=mock) for _ in range(3)]
+        lines: dict[str, list[bytes]] = {c.run: [] for c in children}
+        for child, batch in fleet.raw_batches():
+            assert type(batch).__name__ == "ScanBatch" and len(batch)
+            lines[child.run].append(batch.lines)
+            if any(m["type"] == "turn-complete" for m in decoded(batch)):
+                child.close()
+        for c in children:
+            assert c.status == "done", (c, c.error)
+            events = decoded(fenwire_fast.Receiver("event").scan_batch(b"".join(lines[c.run])))
+            assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+            assert check_transcript(config_from_mapping(mock), events) == []
+            assert c.messages == len(events)
