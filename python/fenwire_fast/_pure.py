@@ -861,15 +861,22 @@ class ScanBatch:
         rejections: list[tuple[int, Rejection]],
         foreign: list[int],
     ) -> None:
-        self._lines = lines
-        self._ends = array.array("Q", ends)
-        self._seqs = array.array("Q", seqs)
-        self._types = types
-        self._rejections = rejections
-        self._offsets = ends
-        self._seq_values = seqs
-        self._rejected = list(rejections)
-        self._foreign = foreign
+        init = object.__setattr__
+        init(self, "_lines", lines)
+        init(self, "_ends", array.array("Q", ends))
+        init(self, "_seqs", array.array("Q", seqs))
+        init(self, "_types", types)
+        init(self, "_rejections", rejections)
+        init(self, "_offsets", ends)
+        init(self, "_seq_values", seqs)
+        init(self, "_rejected", list(rejections))
+        init(self, "_foreign", foreign)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"ScanBatch objects are read-only (cannot set {name!r})")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"ScanBatch objects are read-only (cannot delete {name!r})")
 
     @property
     def lines(self) -> bytes:
@@ -902,11 +909,13 @@ class ScanBatch:
     def foreign(self) -> list[int]:
         return list(self._foreign)
 
-    def slice(self, start: int, stop: int) -> ScanBatch:
+    def slice(self, start: int, stop: int, *extra: object) -> ScanBatch:
         """Lines ``start`` to ``stop`` (not included) as a batch of their own: their bytes, ends
         counted from the slice's start, seqs, types and foreign lines, and the rejections whose
         ``n`` is ``start`` to ``stop - 1`` (to ``stop`` for a slice that ends the batch), ``n``
         counted from the slice's start. ``0 <= start <= stop <= len(batch)``."""
+        if extra:  # worded as the Rust method words it (which does not count ``self``)
+            raise TypeError(f"ScanBatch.slice() takes 2 positional arguments but {2 + len(extra)} were given")
         n = len(self._offsets)
         for i in (start, stop):
             if type(i) is bool or not isinstance(i, int):

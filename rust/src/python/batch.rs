@@ -1,7 +1,7 @@
 //! `Receiver.scan_batch`'s result: a `ScanBatch` of columns (the accepted lines as one bytes,
 //! their end offsets, seqs and type indices) built in Rust, with no Python object per line.
 
-use pyo3::exceptions::{PyIndexError, PyTypeError};
+use pyo3::exceptions::{PyAttributeError, PyIndexError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyInt, PyList, PyTuple};
@@ -227,6 +227,21 @@ impl ScanBatch {
             self.offsets.last().copied().unwrap_or(0),
             self.rejections.bind(py).len()
         )
+    }
+
+    /// A batch is read-only: every attribute assignment is refused, worded alike on both backends.
+    fn __setattr__(&self, name: &Bound<'_, PyAny>, _value: &Bound<'_, PyAny>) -> PyResult<()> {
+        Err(PyAttributeError::new_err(format!(
+            "ScanBatch objects are read-only (cannot set {})",
+            name.repr()?
+        )))
+    }
+
+    fn __delattr__(&self, name: &Bound<'_, PyAny>) -> PyResult<()> {
+        Err(PyAttributeError::new_err(format!(
+            "ScanBatch objects are read-only (cannot delete {})",
+            name.repr()?
+        )))
     }
 
     #[getter]
