@@ -851,6 +851,15 @@ class ScanBatch:
         "_rejected",
         "_foreign",
     )
+    _lines: bytes
+    _ends: array.array[int]
+    _seqs: array.array[int]
+    _types: bytes
+    _rejections: list[tuple[int, Rejection]]
+    _offsets: list[int]
+    _seq_values: list[int]
+    _rejected: list[tuple[int, Rejection]]
+    _foreign: list[int]
 
     def __init__(
         self,
