@@ -17,7 +17,11 @@ Reported, from one run:
 - Ray calls made by the driver per 1,000 events;
 - the control round trip to a running child: a child held mid-turn by the mock's gate is steered
   ``--trips`` times, each time from the ``steer`` call until its ``control-ack`` comes out of
-  ``Fleet.poll_batches`` on the driver (median and p99).
+  ``Fleet.poll_batches`` on the driver (median and p99);
+- a node lost without grace (``Cluster.remove_node(..., allow_graceful=False)``) while half of
+  ``--children`` runs are held mid-turn on it and as many busy ones go on another node: the time
+  until the fleet reports the lost runs failed, their processes left (a sleep of 1 s is allowed
+  for the kernel to end them), and the survivors' transcripts (each event once and in order).
 """
 
 from __future__ import annotations
@@ -66,6 +70,57 @@ def round_trips(fleet: Any, node: str, trips: int) -> list[float]:
     return sorted(out)
 
 
+def node_loss(cluster: Any, fleet: Any, survivor: str, children: int) -> dict[str, float]:
+    """Lose a node without grace while ``children`` busy runs go on it and on ``survivor``: how long
+    until the fleet reports the lost runs, whether any of their processes is left, and whether the
+    survivors' events are each child's whole transcript, once and in order."""
+    from fenwire_fast.live.mock_agent import check_transcript, config_from_mapping
+
+    doomed = cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    gate = os.path.join(tempfile.mkdtemp(prefix="fleet-bench-"), "gate")
+    held = {"steps": 2, "gate_path": gate, "gate_steps": [1]}
+    mock = {"steps": 3, "deltas": 200}
+    lost = [fleet.spawn("Do the task.", node=doomed.node_id, mock=held) for _ in range(children)]
+    kept = [fleet.spawn("Do the task.", node=survivor, mock=mock) for _ in range(children)]
+    events: dict[str, list[dict[str, Any]]] = {}
+    gated = set()
+    while len(gated) < len(lost):
+        for child, messages in fleet.poll_batches(timeout=1.0):
+            events.setdefault(child.run, []).extend(messages)
+            if any(m["type"] == "info" and m.get("summary", "").startswith("mock gate") for m in messages):
+                gated.add(child.run)
+    t = time.perf_counter()
+    cluster.remove_node(doomed, allow_graceful=False)
+    while not all(c.finished for c in lost):
+        for child, messages in fleet.poll_batches(timeout=0.1):
+            events.setdefault(child.run, []).extend(messages)
+    reported = time.perf_counter() - t
+    while not all(c.idle for c in kept):
+        for child, messages in fleet.poll_batches(timeout=1.0):
+            events.setdefault(child.run, []).extend(messages)
+    for c in kept:
+        c.close()
+    while not all(c.finished for c in kept):
+        for child, messages in fleet.poll_batches(timeout=1.0):
+            events.setdefault(child.run, []).extend(messages)
+    time.sleep(1.0)  # the lifeline's end reaches the orphans at once; give the kernel a moment
+    orphans = sum(os.path.exists(f"/proc/{c.pid}") for c in lost)
+    bad = sum(
+        1
+        for c in kept
+        if check_transcript(config_from_mapping(mock), events.get(c.run, []))
+        or [e["seq"] for e in events.get(c.run, [])] != list(range(1, len(events.get(c.run, [])) + 1))
+    )
+    return {
+        "reported_s": reported,
+        "orphans": orphans,
+        "survivors_bad": bad,
+        "survivors": len(kept),
+        "failed": sum(c.status == "failed" for c in lost),
+    }
+
+
 def run_fleet(args: argparse.Namespace) -> dict[str, float]:
     import ray
     from fenwire_fast.fleet import Fleet
@@ -111,7 +166,9 @@ def run_fleet(args: argparse.Namespace) -> dict[str, float]:
             actor_loop = [b[1] - a[1] for a, b in zip(actor_cpu0, actor_after, strict=True)]
             per_node = {n.node_id: sum(c.messages for c in children if c.node == n.node_id) for n in nodes}
             trips = round_trips(fleet, nodes[0].node_id, args.trips)
+            loss = node_loss(cluster, fleet, nodes[1].node_id, args.children // 2)
         return {
+            **loss,
             "events": events,
             "wall": wall,
             "cpu_us": cpu / events * 1e6,
@@ -173,6 +230,11 @@ def main() -> None:
     print(
         f"control round trip (steer to its ack on the driver): median {fleet['trip_median_ms']:.1f} ms, "
         f"p99 {fleet['trip_p99_ms']:.1f} ms"
+    )
+    print(
+        f"node lost without grace: {fleet['failed']:.0f} runs reported failed {fleet['reported_s']:.2f} s later, "
+        f"{fleet['orphans']:.0f} of their processes left; survivors with a wrong transcript: "
+        f"{fleet['survivors_bad']:.0f} of {fleet['survivors']:.0f}"
     )
     print(
         f"local hub: {hub['events']:.0f} events in {hub['wall']:.2f} s = {hub['events'] / hub['wall']:,.0f}/s, "
