@@ -18,15 +18,19 @@ pub(super) struct RepeatedValues {
     /// The last text-like field value (`delta`, `text`, `summary`, `error`).
     pub(super) prev_text: (String, Option<Py<PyString>>),
     /// Keys that are not protocol fields (nested objects: `content`, `path`, ...), by a hash of
-    /// their text: a direct-mapped cache, like orjson's key cache.
-    other_keys: Vec<Option<(String, Py<PyString>)>>,
+    /// their text: a four-way set-associative cache, most recent first in each set, so that the
+    /// few keys of one stream whose hashes share a set do not evict each other on every line
+    /// (each eviction makes a new str, and a dict with a new key object is not copied from its
+    /// template).
+    other_keys: Vec<Option<(Box<str>, Py<PyString>)>>,
     /// Templates of the dicts built, by key sequence.
     pub(super) templates: DictTemplates,
     /// How the non-ASCII strs were built.
     pub(super) strs: StrCounts,
 }
 
-pub(super) const OTHER_KEYS: usize = 256;
+pub(super) const OTHER_KEYS: usize = 1024;
+const WAYS: usize = 4;
 
 impl RepeatedValues {
     #[inline]
@@ -34,24 +38,36 @@ impl RepeatedValues {
         if key.len() > 64 {
             return PyString::new(py, key);
         }
-        // FNV-1a over the bytes.
+        // FNV-1a over the bytes, then a multiplicative mix: FNV's low bits alone put short keys
+        // that differ in their last bytes (`x5`, `x10`) in one set.
         let mut h: u32 = 0x811c_9dc5;
         for &b in key.as_bytes() {
             h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
         }
+        let first = (h.wrapping_mul(0x9E37_79B1) >> 24) as usize * WAYS;
         if self.other_keys.is_empty() {
             self.other_keys.resize_with(OTHER_KEYS, || None);
         }
-        let slot = &mut self.other_keys[h as usize % OTHER_KEYS];
-        if let Some((text, obj)) = slot {
-            if short_eq(text.as_bytes(), key.as_bytes()) {
-                return obj.bind(py).clone();
+        let set = &mut self.other_keys[first..first + WAYS];
+        for way in 0..WAYS {
+            if let Some((text, obj)) = &set[way] {
+                if short_eq(text.as_bytes(), key.as_bytes()) {
+                    let obj = obj.bind(py).clone();
+                    // Most recent first: the least recent is the one a new key replaces.
+                    set[..=way].rotate_right(1);
+                    return obj;
+                }
             }
         }
         // Not interned: the interpreter's table of interned strings only ever grows, and a
         // child names as many keys as it likes. This cache is what makes a repeated key one object.
         let obj = PyString::new(py, key);
-        *slot = Some((key.to_owned(), obj.clone().unbind()));
+        // Its hash computed now, as interning would have: the dict templates pick a key
+        // sequence's slot by the keys' cached hashes, so a key must hash the same from its
+        // first sighting on. (Hashing an exact str cannot fail.)
+        let _ = obj.hash();
+        set.rotate_right(1);
+        set[0] = Some((key.into(), obj.clone().unbind()));
         obj
     }
 }
