@@ -34,14 +34,21 @@ from fenwire_fast._types import CONTROL_TYPE_ORDER, EVENT_TYPE_ORDER, MAX_LINE_B
 # Strict comparison
 
 
+#: types compared by ``==`` alone once both sides have the type (the common leaves, checked first)
+_PLAIN = frozenset({str, bytes, int, bool, type(None)})
+
+
 def same(a: Any, b: Any) -> bool:
     """Equal, with equal types all the way down (1 != 1.0 != True, -0.0 != 0.0, key order)."""
-    if type(a) is not type(b):
+    t = type(a)
+    if t is not type(b):
         return False
+    if t in _PLAIN:
+        return bool(a == b)
     if isinstance(a, dict):
         return list(a.keys()) == list(b.keys()) and all(same(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+        return len(a) == len(b) and all(map(same, a, b))
     if isinstance(a, float):
         if math.isnan(a):
             return math.isnan(b)
