@@ -24,8 +24,11 @@ fleet``, :meth:`Fleet.batches`, and :meth:`Fleet.raw_batches` for forwarders.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import importlib
 import os
+import shutil
+import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -46,7 +49,7 @@ except ImportError:  # pragma: no cover - the fleet needs the ray extra; nothing
     ray = RayActorError = NodeAffinitySchedulingStrategy = None
 
 
-__all__ = ["Fleet", "FleetChild", "ChildLost"]
+__all__ = ["Fleet", "FleetChild", "ChildLost", "sweep_orphaned_roots"]
 
 #: how long an actor lingers after the first ready byte before it answers a poll (seconds)
 LINGER = 0.05
@@ -56,6 +59,8 @@ READY_BYTES = 4 << 20
 LOOK_AGAIN = 0.004
 #: the longest an actor holds a poll with nothing to say (seconds)
 HOLD = 1.0
+#: how long close() waits for a lost actor's last threads to let go of its root (seconds)
+LOST_ROOT_WAIT = 5.0
 
 _FINISHED = ("done", "failed", "cancelled")
 #: ``ScanBatch.types`` holds this byte for a ``control-ack`` line
@@ -66,6 +71,63 @@ class ChildLost(RuntimeError):
     """A control for a child whose node (or actor) is lost."""
 
 
+#: each actor keeps its children's private directories under one root of this prefix, locked
+ROOT_PREFIX = "fenwire-fleet-"
+_LOCK = ".lock"
+
+
+def remove_if_orphaned(root: str, wait: float = 0.0) -> bool:
+    """Remove an actor's root directory once no process holds its lock (the actor died without
+    closing: its node was lost, or its process killed); return whether it was removed.
+
+    The lock is an ``flock`` the actor holds for as long as it lives, so the kernel frees it
+    however the actor dies, and a root in use is never touched. ``wait``: how long to wait for
+    the lock of an actor known to be dying (a killed process's main thread shows as ended while
+    its other threads, which share its descriptors, are still on their way out)."""
+    try:
+        fd = os.open(os.path.join(root, _LOCK), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False  # gone already, or not a root (yet: the lock appears only once held)
+    try:
+        end = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() >= end:
+                    return False  # its actor is alive
+                time.sleep(0.01)
+        shutil.rmtree(root, ignore_errors=True)  # descriptor-based: never follows a link
+        return not os.path.lexists(root)
+    finally:
+        os.close(fd)
+
+
+def sweep_orphaned_roots(parent: str | None = None) -> list[str]:
+    """Remove the roots under ``parent`` (default: the temporary directory) that dead actors left
+    behind; return their paths. Each new actor sweeps its host, and :meth:`Fleet.close` the roots
+    of the actors it lost."""
+    parent = parent or tempfile.gettempdir()
+    try:
+        names = [n for n in os.listdir(parent) if n.startswith(ROOT_PREFIX)]
+    except OSError:
+        return []
+    return [path for path in (os.path.join(parent, n) for n in names) if remove_if_orphaned(path)]
+
+
+def _locked_root() -> tuple[str, int]:
+    """A new root directory and the descriptor of its held lock. The lock is taken under another
+    name and then renamed into place, so a sweeper never finds a root with a free lock."""
+    sweep_orphaned_roots()
+    root = tempfile.mkdtemp(prefix=ROOT_PREFIX)
+    staging = os.path.join(root, ".lock-taking")
+    fd = os.open(staging, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.rename(staging, os.path.join(root, _LOCK))
+    return root, fd
+
+
 class _NodeHub:
     """The actor body: a Hub on one node, answering one long poll at a time."""
 
@@ -73,6 +135,9 @@ class _NodeHub:
         from .live.hub import Hub
 
         self.node = node
+        #: the children's private directories go under this root, removed on close (or, if the
+        #: actor dies first, by the next sweep on its host)
+        self.root, self._lock = _locked_root()
         self.hub = Hub()
         self.children: dict[str, Any] = {}
         self._said: dict[str, tuple[Any, ...]] = {}  # the last snapshot sent
@@ -81,11 +146,16 @@ class _NodeHub:
     def pid(self) -> int:
         return os.getpid()
 
+    def where(self) -> tuple[int, str]:
+        """The actor's pid and its root directory."""
+        return os.getpid(), self.root
+
     def cpu(self) -> tuple[float, float]:
         """The actor process's CPU seconds so far, and its event loop thread's (for measurements)."""
         return time.process_time(), time.thread_time()
 
     def spawn(self, prompt: str | None, run: str, kwargs: dict[str, Any]) -> int:
+        kwargs.setdefault("directory", self.root)
         child = self.hub.spawn(prompt, run=run, **kwargs)
         self.children[run] = child
         self._awake.set()
@@ -155,6 +225,8 @@ class _NodeHub:
 
     def close(self) -> None:
         self.hub.close()
+        shutil.rmtree(self.root, ignore_errors=True)
+        os.close(self._lock)
 
 
 class FleetChild:
@@ -231,6 +303,8 @@ class Fleet:
         self.children: list[FleetChild] = []
         self._runs: dict[str, FleetChild] = {}
         self._actors: dict[str, Any] = {}
+        #: node -> (actor pid, actor root), learnt when the actor starts
+        self._where: dict[str, tuple[int, str]] = {}
         self._polls: dict[Any, str] = {}  # outstanding poll ref -> node
         self._lost: dict[str, str] = {}  # node -> why
         self._numbered = 0
@@ -252,9 +326,14 @@ class Fleet:
         if actor is None:
             strategy = NodeAffinitySchedulingStrategy(node_id=node, soft=False)
             actor = self._remote.options(scheduling_strategy=strategy).remote(node)
+            try:
+                self._where[node] = ray.get(actor.where.remote())
+            except RayActorError as exc:
+                self._lose(node, exc)
+                raise ChildLost(f"node {node} is lost: {self._lost[node]}") from None
             self._actors[node] = actor
             self._polls[actor.poll.remote()] = node
-            self.ray_calls += 1
+            self.ray_calls += 2
         return actor
 
     def _least_loaded(self) -> str:
@@ -294,12 +373,12 @@ class Fleet:
         chosen = node
         while True:
             node = chosen if chosen is not None else self._least_loaded()
-            actor = self._actor(node)
-            self.ray_calls += 1
             try:
+                actor = self._actor(node)
+                self.ray_calls += 1
                 pid = ray.get(actor.spawn.remote(prompt, run, options))
                 break
-            except RayActorError as exc:
+            except (RayActorError, ChildLost) as exc:
                 self._lose(node, exc)
                 if chosen is not None:  # automatic placement tries the next node
                     raise ChildLost(f"node {node} is lost: {self._lost[node]}") from None
@@ -446,6 +525,11 @@ class Fleet:
                 child.status = "cancelled" if child.status not in _FINISHED else child.status
         self._actors.clear()
         self._polls.clear()
+        # the roots of lost actors, where they are on this host (a local cluster); a root on
+        # another host goes with the next fleet actor's sweep there
+        for node in self._lost:
+            if node in self._where:
+                remove_if_orphaned(self._where[node][1], wait=LOST_ROOT_WAIT)
         if self._own:
             ray.shutdown()
             self._own = False

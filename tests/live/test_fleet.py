@@ -7,6 +7,7 @@ mock's gate, and the tests move on when its announcement (an ``info`` event) com
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,7 +18,7 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from fenwire_fast.fleet import ChildLost, Fleet, FleetChild  # noqa: E402
+from fenwire_fast.fleet import ROOT_PREFIX, ChildLost, Fleet, FleetChild  # noqa: E402
 from fenwire_fast.live.mock_agent import check_transcript, config_from_mapping, gate_label  # noqa: E402
 from live_harness import HANG_GUARD, PACKAGE_ROOT, release_gate, wait_gone  # noqa: E402
 
@@ -32,6 +33,7 @@ def cluster() -> Iterator[Any]:
     # the actors' workers (and so the children) must find this fenwire_fast, wherever they start
     old = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join([str(PACKAGE_ROOT), str(HERE), *([old] if old else [])])
+    roots_before = set(Path(tempfile.gettempdir()).glob(f"{ROOT_PREFIX}*"))
     c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
     try:
         c.node_a = c.add_node(num_cpus=1)
@@ -46,6 +48,9 @@ def cluster() -> Iterator[Any]:
             os.environ.pop("PYTHONPATH", None)
         else:
             os.environ["PYTHONPATH"] = old
+    # every actor's root is gone: removed on close, or swept by the fleet that lost its actor
+    left = set(Path(tempfile.gettempdir()).glob(f"{ROOT_PREFIX}*")) - roots_before
+    assert not left, f"fleet directories left behind: {sorted(left)}"
 
 
 def drain(fleet: Fleet, events: Events, until: Callable[[], bool]) -> None:
@@ -118,6 +123,9 @@ def test_node_lost_mid_run(cluster: Any, tmp_path: Path) -> None:
             with pytest.raises(ChildLost, match=doomed.node_id):
                 c.cancel()
         wait_gone([c.pid for c in lost])  # the lifeline took them down with their actor
+        actor_pid, root = fleet._where[doomed.node_id]
+        wait_gone([actor_pid])
+        assert os.path.isdir(root)  # the actor died without removing its children's directories
         assert not keep.finished
         release_gate(keep_mock["gate_path"])
         drain(fleet, events, lambda: keep.idle and seen(events, keep, "turn-complete")())
@@ -126,6 +134,9 @@ def test_node_lost_mid_run(cluster: Any, tmp_path: Path) -> None:
         assert keep.status == "done"
         assert check_transcript(config_from_mapping(keep_mock), events[keep.run]) == []
         assert [c.status for c in lost] == ["failed", "failed"]  # failed once, not again
+        kept_root = fleet._where[cluster.node_b.node_id][1]
+    assert not os.path.exists(root)  # close() swept the lost actor's root (its lock was free)
+    assert not os.path.exists(kept_root)  # the live actor removed its own
 
 
 def test_close_leaves_no_process(cluster: Any, tmp_path: Path) -> None:
@@ -169,11 +180,14 @@ def test_actor_killed_alone(cluster: Any, tmp_path: Path) -> None:
         events: Events = {}
         for c in doomed:
             drain(fleet, events, seen(events, c, "info", summary=gate_label(1, 1)))
+        actor_pid, root = fleet._where[node]
         ray.kill(fleet._actors[node])
         drain(fleet, events, lambda: fleet.finished)
+        wait_gone([actor_pid])
         assert [c.status for c in doomed] == ["failed", "failed"]
         assert all(c.error is not None and node in c.error for c in doomed)
         wait_gone([c.pid for c in doomed])
+    assert not os.path.exists(root)  # close() swept the killed actor's root
 
 
 def test_raw_batches_are_the_childrens_lines(cluster: Any) -> None:
