@@ -16,11 +16,17 @@ from __future__ import annotations
 import sys
 import time
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from ..progress import Progress
 from .mock_agent import MockConfig, check_transcript, final_text
+
+if TYPE_CHECKING:
+    from .channel import SentControl
+    from .hub import Hub
+    from .spawn import LiveChild
 
 __all__ = ["run_demo", "DemoReport", "default_config", "paced_config"]
 
@@ -66,9 +72,132 @@ def _role(index: int) -> str:
     return ("steer", "follow-up", "plain")[(index - 2) % 3]
 
 
+class _Child(Protocol):
+    """A child as the demo drives and checks it (the names of a
+    :class:`~fenwire_fast.fleet.FleetChild`): a hub's
+    :class:`~fenwire_fast.live.spawn.LiveChild` seen through :class:`_HubChild`."""
+
+    @property
+    def run(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def error(self) -> str | None: ...
+    @property
+    def finished(self) -> bool: ...
+    @property
+    def idle(self) -> bool: ...
+    @property
+    def returncode(self) -> int | None: ...
+    @property
+    def controls(self) -> Mapping[int, SentControl]: ...
+    @property
+    def rejected(self) -> list[SentControl]: ...
+    @property
+    def errors(self) -> Sequence[str]: ...
+    @property
+    def result(self) -> dict[str, Any] | None: ...
+    @property
+    def final_text(self) -> str | None: ...
+    @property
+    def bytes(self) -> int: ...
+    def steer(self, text: str) -> int: ...
+    def follow_up(self, text: str) -> int: ...
+    def finalize(self, note: str | None = None) -> int: ...
+    def cancel(self) -> int: ...
+    def close(self) -> int: ...
+
+
+class _HubChild:
+    """A hub's child under the names a FleetChild has (its channel's state, read as it is now)."""
+
+    def __init__(self, child: LiveChild) -> None:
+        self.child = child
+        self.run = child.run
+        self.steer = child.steer
+        self.follow_up = child.follow_up
+        self.finalize = child.finalize
+        self.cancel = child.cancel
+        self.close = child.close
+
+    @property
+    def status(self) -> str:
+        return self.child.status
+
+    @property
+    def error(self) -> str | None:
+        return self.child.error
+
+    @property
+    def finished(self) -> bool:
+        return self.child.finished
+
+    @property
+    def idle(self) -> bool:
+        return self.child.channel.idle
+
+    @property
+    def returncode(self) -> int | None:
+        return self.child.returncode
+
+    @property
+    def controls(self) -> Mapping[int, SentControl]:
+        return self.child.channel.controls
+
+    @property
+    def rejected(self) -> list[SentControl]:
+        return self.child.channel.rejected
+
+    @property
+    def errors(self) -> list[str]:
+        return [e.error for e in self.child.channel.errors]
+
+    @property
+    def result(self) -> dict[str, Any] | None:
+        return self.child.channel.result
+
+    @property
+    def final_text(self) -> str | None:
+        return self.child.channel.final_text
+
+    @property
+    def bytes(self) -> int:
+        return self.child.channel.offset
+
+
+Event = tuple[_Child, dict[str, Any]]
+
+
+class _HubSource:
+    """The demo's children on a local :class:`~fenwire_fast.live.hub.Hub`."""
+
+    def __init__(self, hub: Hub) -> None:
+        self.hub = hub
+        self._views: dict[int, _HubChild] = {}
+
+    def spawn(self, prompt: str, mock: MockConfig) -> _Child:
+        child = self.hub.spawn(prompt, mock=mock)
+        view = self._views[id(child)] = _HubChild(child)
+        return view
+
+    def poll(self) -> list[Event]:
+        views = self._views
+        return [(views[id(child)], event) for child, event in self.hub.poll()]
+
+    def sleep(self, timeout: float) -> None:
+        self.hub.sleep(timeout)
+
+    @property
+    def finished(self) -> bool:
+        return self.hub.finished
+
+    def unfinished(self) -> int:
+        return len(self.hub.active)
+
+
 @dataclass
 class _Track:
-    child: Any
+    child: _Child
     role: str
     config: MockConfig
     events: list[dict[str, Any]] = field(default_factory=list)
@@ -132,11 +261,11 @@ def _drive(track: _Track, event: dict[str, Any]) -> None:
 def _close_idle(tracks: list[_Track]) -> None:
     for track in tracks:
         child = track.child
-        if track.closed or child.finished or child.channel.exit is not None:
+        if track.closed or child.finished:
             continue
         if track.role in ("finalize", "cancel"):
             continue
-        if track.trigger_seq is not None and child.channel.idle:
+        if track.trigger_seq is not None and child.idle:  # never after an exit: idle is "ready"
             track.closed = True
             child.close()
 
@@ -205,7 +334,7 @@ def _check_injection(t: _Track) -> list[str]:
     if refs:
         return [f"{t.child.run}: {kind} refs {refs}, expected [{t.trigger_seq}]"]
     acks = [i for i, e in enumerate(t.events) if e["type"] == "control-ack" and e.get("ref") == t.trigger_seq]
-    sent = t.child.channel.controls.get(t.trigger_seq)
+    sent = t.child.controls.get(t.trigger_seq) if t.trigger_seq is not None else None
     if len(acks) == 1 and sent is not None:
         after = t.events[acks[0] + 1 : acks[0] + 3]
         if [e["type"] for e in after] == ["turn-started", "user"] and after[1].get("text") == sent.text:
@@ -218,10 +347,10 @@ def _check(tracks: list[_Track]) -> list[tuple[str, bool, list[str]]]:
 
     rejections: list[str] = []
     for t in tracks:
-        for sent in t.child.channel.rejected:
+        for sent in t.child.rejected:
             rejections.append(f"{t.child.run}: {sent.type} (seq {sent.seq}) rejected: {sent.reason}")
-        for err in t.child.channel.errors:
-            rejections.append(f"{t.child.run}: event rejected: {err.error}")
+        for err in t.child.errors:
+            rejections.append(f"{t.child.run}: event rejected: {err}")
     checks.append(("no rejections", not rejections, rejections))
 
     exits: list[str] = []
@@ -233,13 +362,13 @@ def _check(tracks: list[_Track]) -> list[tuple[str, bool, list[str]]]:
                 f"{child.run} ({t.role}): {child.status}, exit code {child.returncode}, "
                 f"expected {t.expected_status} / {want_code}" + (f"; {child.error}" if child.error else "")
             )
-        result = child.channel.result
+        result = child.result
         if t.expected_status == "done":
             turns = [e["turn"] for e in t.events if e["type"] == "turn-complete"]
             want = final_text(t.config, turns[-1]) if turns else None
             if result is None:
                 exits.append(f"{child.run}: no result")
-            elif child.channel.final_text != want:
+            elif child.final_text != want:
                 exits.append(f"{child.run}: the answer is not the script's")
         elif result is not None:
             exits.append(f"{child.run}: a {child.status} run sent a result")
@@ -247,19 +376,19 @@ def _check(tracks: list[_Track]) -> list[tuple[str, bool, list[str]]]:
 
     order: list[str] = []
     for t in tracks:
-        problems = check_transcript(t.config, t.events, controls=t.child.channel.controls)
+        problems = check_transcript(t.config, t.events, controls=t.child.controls)
         order.extend(f"{t.child.run}: {p}" for p in problems)
     checks.append(("every event arrived exactly once and in order (seq continuity, mock script)", not order, order))
 
     acks: list[str] = []
     for t in tracks:
-        sent = set(t.child.channel.controls)
+        seqs = set(t.child.controls)
         for ref, count in t.acks.items():
-            if ref not in sent:
+            if ref not in seqs:
                 acks.append(f"{t.child.run}: ack for unknown control {ref}")
             elif count != 1:
                 acks.append(f"{t.child.run}: control {ref} acknowledged {count} times")
-        for seq in sent - set(t.acks):
+        for seq in seqs - set(t.acks):
             acks.append(f"{t.child.run}: control {seq} never acknowledged")
         if t.role in ("steer", "follow-up") and t.trigger_seq:
             acks.extend(_check_injection(t))
@@ -281,10 +410,26 @@ def run_demo(
 
     ``config`` is the script of the children left alone (default :func:`default_config`), ``paced``
     that of the children that get controls mid-turn (default :func:`paced_config` of ``config``)."""
-    from .. import IMPLEMENTATION
     from .hub import Hub
 
     out = out if out is not None else sys.stdout
+    with Hub() as hub:
+        return _run(_HubSource(hub), children, config, paced, timeout, out, live, interval)
+
+
+def _run(
+    source: _HubSource,
+    children: int,
+    config: MockConfig | None,
+    paced: MockConfig | None,
+    timeout: float,
+    out: IO[str],
+    live: bool | None,
+    interval: float | None,
+) -> DemoReport:
+    """The demo's loop, checks and summary, on the children of ``source``."""
+    from .. import IMPLEMENTATION
+
     config = config or default_config()
     paced = paced or paced_config(config)
     live = out.isatty() if live is None else live
@@ -293,72 +438,71 @@ def run_demo(
     cpu_started = time.process_time()
     first_event: float | None = None
     last_event = started
-    with Hub() as hub:
-        tracks: list[_Track] = []
-        by_child: dict[int, _Track] = {}
-        progress = Progress(out, live=live, plain=True, interval=interval)
-        timed_out = False
-        while len(tracks) < children or not hub.finished:
-            if len(tracks) < children:
-                # one spawn per tick: the children already running keep being drained and driven
-                i = len(tracks)
-                role = _role(i)
-                child_config = config if role == "plain" else paced
-                child = hub.spawn(f"Demo task {i + 1}: inspect the wire.", mock=child_config)
-                track = _Track(child=child, role=role, config=child_config)
-                tracks.append(track)
-                by_child[id(child)] = track
-            batch = hub.poll()
-            if batch:
-                last_event = time.monotonic()
-                if first_event is None:
-                    first_event = last_event
-            for child, event in batch:
-                track = by_child[id(child)]
-                if not track.events:
-                    track.first_at = last_event
-                track.last_at = last_event
-                track.events.append(event)
-                if event["type"] == "control-ack" and "ref" in event:
-                    track.acks[int(event["ref"])] += 1
-                _drive(track, event)
-            for track in tracks:
-                track.bytes = track.child.channel.offset
-            _close_idle(tracks)
-            _show_progress(progress, tracks, children)
-            if time.monotonic() - started > timeout:
-                timed_out = True
-                break
-            if not batch and len(tracks) >= children:
-                hub.sleep(interval)  # until a child writes or ends, or the display is due
-        seconds = time.monotonic() - started
-        cpu = time.process_time() - cpu_started
-        _show_progress(progress, tracks, children, force=True)
-        progress.clear()  # the summary starts on a clean screen
-        checks = _check(tracks)
-        rejections = len(checks[0][2])
-        if timed_out:
-            checks.insert(
-                0,
-                (
-                    "finished within the timeout",
-                    False,
-                    [f"{len(hub.active)} children still running after {timeout:g} s"],
-                ),
-            )
-        events, nbytes = _totals(tracks)
-        report = DemoReport(
-            children=children,
-            seconds=seconds,
-            events=events,
-            bytes=nbytes,
-            rejections=rejections,
-            statuses={t.child.run: t.child.status for t in tracks},
-            checks=checks,
-            drain_seconds=last_event - (first_event if first_event is not None else last_event),
-            parent_cpu_seconds=cpu,
+    tracks: list[_Track] = []
+    by_child: dict[int, _Track] = {}
+    progress = Progress(out, live=live, plain=True, interval=interval)
+    timed_out = False
+    while len(tracks) < children or not source.finished:
+        if len(tracks) < children:
+            # one spawn per tick: the children already running keep being drained and driven
+            i = len(tracks)
+            role = _role(i)
+            child_config = config if role == "plain" else paced
+            child = source.spawn(f"Demo task {i + 1}: inspect the wire.", child_config)
+            track = _Track(child=child, role=role, config=child_config)
+            tracks.append(track)
+            by_child[id(child)] = track
+        batch = source.poll()
+        if batch:
+            last_event = time.monotonic()
+            if first_event is None:
+                first_event = last_event
+        for child, event in batch:
+            track = by_child[id(child)]
+            if not track.events:
+                track.first_at = last_event
+            track.last_at = last_event
+            track.events.append(event)
+            if event["type"] == "control-ack" and "ref" in event:
+                track.acks[int(event["ref"])] += 1
+            _drive(track, event)
+        for track in tracks:
+            track.bytes = track.child.bytes
+        _close_idle(tracks)
+        _show_progress(progress, tracks, children)
+        if time.monotonic() - started > timeout:
+            timed_out = True
+            break
+        if not batch and len(tracks) >= children:
+            source.sleep(interval)  # until a child writes or ends, or the display is due
+    seconds = time.monotonic() - started
+    cpu = time.process_time() - cpu_started
+    _show_progress(progress, tracks, children, force=True)
+    progress.clear()  # the summary starts on a clean screen
+    checks = _check(tracks)
+    rejections = len(checks[0][2])
+    if timed_out:
+        checks.insert(
+            0,
+            (
+                "finished within the timeout",
+                False,
+                [f"{source.unfinished()} children still running after {timeout:g} s"],
+            ),
         )
-        _summary(out, report, tracks, IMPLEMENTATION)
+    events, nbytes = _totals(tracks)
+    report = DemoReport(
+        children=children,
+        seconds=seconds,
+        events=events,
+        bytes=nbytes,
+        rejections=rejections,
+        statuses={t.child.run: t.child.status for t in tracks},
+        checks=checks,
+        drain_seconds=last_event - (first_event if first_event is not None else last_event),
+        parent_cpu_seconds=cpu,
+    )
+    _summary(out, report, tracks, IMPLEMENTATION)
     return report
 
 
@@ -380,7 +524,7 @@ def _summary(out: IO[str], report: DemoReport, tracks: list[_Track], implementat
             f"  parent CPU   {report.parent_cpu_seconds:.2f} s, "
             f"{report.parent_cpu_seconds / report.events * 1e6:.1f} us per event (spawning included)\n"
         )
-    sent = sum(len(t.child.channel.controls) for t in tracks)
+    sent = sum(len(t.child.controls) for t in tracks)
     w(f"  controls     {sent} sent; rejections {report.rejections}\n")
     counts = Counter(report.statuses.values())
     w("  exits        " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + "\n")
