@@ -9,14 +9,28 @@ and bytes per second, rejections, every child's exit, and whether every event ar
 and in order: ``seq`` continuity per child, the mock's deterministic script received exactly
 (:func:`fenwire_fast.live.mock_agent.check_transcript`), every control acknowledged exactly once, and each
 answer equal to the script's. The exit code is 0 only when every check passes.
+
+With ``ray=True`` (``fenwire demo --ray``) the same children, driven and checked the same way, run on
+the nodes of a Ray cluster through a :class:`~fenwire_fast.fleet.Fleet` (each placed on the
+least-loaded node), and the summary has a line per node. Without ``address`` a local
+``ray.cluster_utils.Cluster`` of ``nodes`` nodes is started (a head with no CPUs and ``nodes - 1``
+more, each with a small object store) and shut down at the end; with ``address`` that cluster is
+joined (within ``connect_timeout`` seconds) and left running.
 """
 
 from __future__ import annotations
 
+import importlib
+import logging
+import os
+import signal
+import socket
 import sys
+import threading
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
@@ -28,7 +42,10 @@ if TYPE_CHECKING:
     from .hub import Hub
     from .spawn import LiveChild
 
-__all__ = ["run_demo", "DemoReport", "default_config", "paced_config"]
+__all__ = ["run_demo", "DemoReport", "DemoSetupError", "default_config", "paced_config"]
+
+#: the object store of each node of the local cluster ``--ray`` starts (bytes; Ray's least is 75 MiB)
+OBJECT_STORE_BYTES = 100 * 1024 * 1024
 
 _LETTER = {
     "starting": "s",
@@ -72,10 +89,13 @@ def _role(index: int) -> str:
     return ("steer", "follow-up", "plain")[(index - 2) % 3]
 
 
+class DemoSetupError(RuntimeError):
+    """The demo could not start (no Ray, or a cluster that cannot be joined): one line, said as is."""
+
+
 class _Child(Protocol):
-    """A child as the demo drives and checks it (the names of a
-    :class:`~fenwire_fast.fleet.FleetChild`): a hub's
-    :class:`~fenwire_fast.live.spawn.LiveChild` seen through :class:`_HubChild`."""
+    """A child as the demo drives and checks it: a :class:`~fenwire_fast.fleet.FleetChild`, or a
+    hub's :class:`~fenwire_fast.live.spawn.LiveChild` seen through :class:`_HubChild`."""
 
     @property
     def run(self) -> str: ...
@@ -171,6 +191,9 @@ Event = tuple[_Child, dict[str, Any]]
 class _HubSource:
     """The demo's children on a local :class:`~fenwire_fast.live.hub.Hub`."""
 
+    #: what a control raises when the child is lost with its node (nothing, on a local hub)
+    lost: tuple[type[BaseException], ...] = ()
+
     def __init__(self, hub: Hub) -> None:
         self.hub = hub
         self._views: dict[int, _HubChild] = {}
@@ -195,11 +218,54 @@ class _HubSource:
         return len(self.hub.active)
 
 
+class _FleetSource:
+    """The demo's children on the nodes of a Ray cluster, through a :class:`~fenwire_fast.fleet.Fleet`."""
+
+    def __init__(
+        self, fleet: Any, *, head: str | None = None, joined: str | None = None, setup_seconds: float = 0.0
+    ) -> None:
+        self.fleet = fleet
+        #: the head node's id, when the demo started the cluster
+        self.head = head
+        #: the address of the cluster joined (``None``: a local cluster the demo started)
+        self.joined = joined
+        #: how long starting or joining the cluster took
+        self.setup_seconds = setup_seconds
+        self._ready: list[Any] = []  # answers taken while sleeping, handed over by the next poll
+        from ..fleet import ChildLost
+
+        self.lost: tuple[type[BaseException], ...] = (ChildLost,)
+
+    def spawn(self, prompt: str, mock: MockConfig) -> _Child:
+        if not self.fleet.nodes():
+            raise DemoSetupError("the Ray cluster has no alive node to run children on")
+        child: _Child = self.fleet.spawn(prompt, mock=mock)
+        return child
+
+    def poll(self) -> list[Event]:
+        batches, self._ready = self._ready, []
+        batches.extend(self.fleet.poll_batches(0.0))
+        return [(child, event) for child, events in batches for event in events]
+
+    def sleep(self, timeout: float) -> None:
+        """Wait until a node's answer is in (it is kept for :meth:`poll`), at most ``timeout`` seconds."""
+        self._ready.extend(self.fleet.poll_batches(timeout))
+
+    @property
+    def finished(self) -> bool:
+        return bool(self.fleet.finished)
+
+    def unfinished(self) -> int:
+        return len(self.fleet.active)
+
+
 @dataclass
 class _Track:
     child: _Child
     role: str
     config: MockConfig
+    #: the Ray node the child runs on (``None`` on a local hub)
+    node: str | None = None
     events: list[dict[str, Any]] = field(default_factory=list)
     bytes: int = 0
     deltas_in_first_turn: int = 0
@@ -228,6 +294,8 @@ class DemoReport:
     checks: list[tuple[str, bool, list[str]]]
     drain_seconds: float = 0.0
     parent_cpu_seconds: float = 0.0
+    #: on Ray: the runs on each node, by node id (empty on a local hub)
+    nodes: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -308,7 +376,8 @@ def _show_progress(progress: Progress, tracks: list[_Track], total: int, force: 
         for t in tracks:
             rows.append(
                 f"  {t.child.run:<10} {t.role:<9} {t.child.status:<10} "
-                f"turns {t.turns_done:<2} events {len(t.events):>6} "
+                + (f"node {t.node[:8]} " if t.node else "")
+                + f"turns {t.turns_done:<2} events {len(t.events):>6} "
                 f"{_rate(t):>9,.0f} events/s"
             )
     else:
@@ -405,20 +474,29 @@ def run_demo(
     out: IO[str] | None = None,
     live: bool | None = None,
     interval: float | None = None,
+    ray: bool = False,
+    nodes: int = 2,
+    address: str | None = None,
+    connect_timeout: float = 30.0,
 ) -> DemoReport:
     """Run the demo and print its progress and summary to ``out``; return the report.
 
     ``config`` is the script of the children left alone (default :func:`default_config`), ``paced``
-    that of the children that get controls mid-turn (default :func:`paced_config` of ``config``)."""
+    that of the children that get controls mid-turn (default :func:`paced_config` of ``config``).
+    ``ray``: run the children on a Ray cluster (see the module docstring): a local one of ``nodes``
+    nodes, or the one at ``address``. Raises :class:`DemoSetupError` when that cannot be had."""
+    out = out if out is not None else sys.stdout
+    if ray:
+        with _fleet_source(nodes, address, connect_timeout, out) as fleet_source:
+            return _run(fleet_source, children, config, paced, timeout, out, live, interval)
     from .hub import Hub
 
-    out = out if out is not None else sys.stdout
     with Hub() as hub:
         return _run(_HubSource(hub), children, config, paced, timeout, out, live, interval)
 
 
 def _run(
-    source: _HubSource,
+    source: _HubSource | _FleetSource,
     children: int,
     config: MockConfig | None,
     paced: MockConfig | None,
@@ -427,7 +505,7 @@ def _run(
     live: bool | None,
     interval: float | None,
 ) -> DemoReport:
-    """The demo's loop, checks and summary, on the children of ``source``."""
+    """The demo's loop, checks and summary, on a local hub or a fleet alike."""
     from .. import IMPLEMENTATION
 
     config = config or default_config()
@@ -449,7 +527,8 @@ def _run(
             role = _role(i)
             child_config = config if role == "plain" else paced
             child = source.spawn(f"Demo task {i + 1}: inspect the wire.", child_config)
-            track = _Track(child=child, role=role, config=child_config)
+            node = getattr(child, "node", None)
+            track = _Track(child=child, role=role, config=child_config, node=node)
             tracks.append(track)
             by_child[id(child)] = track
         batch = source.poll()
@@ -465,7 +544,10 @@ def _run(
             track.events.append(event)
             if event["type"] == "control-ack" and "ref" in event:
                 track.acks[int(event["ref"])] += 1
-            _drive(track, event)
+            try:
+                _drive(track, event)
+            except source.lost:  # its node is lost: the run has failed, and the checks say so
+                track.trigger_seq = 0 if track.trigger_seq is None else track.trigger_seq
         for track in tracks:
             track.bytes = track.child.bytes
         _close_idle(tracks)
@@ -491,6 +573,10 @@ def _run(
             ),
         )
     events, nbytes = _totals(tracks)
+    placed: dict[str, list[str]] = {}
+    for t in tracks:
+        if t.node is not None:
+            placed.setdefault(t.node, []).append(t.child.run)
     report = DemoReport(
         children=children,
         seconds=seconds,
@@ -501,15 +587,208 @@ def _run(
         checks=checks,
         drain_seconds=last_event - (first_event if first_event is not None else last_event),
         parent_cpu_seconds=cpu,
+        nodes=placed,
     )
-    _summary(out, report, tracks, IMPLEMENTATION)
+    _summary(out, report, tracks, IMPLEMENTATION, source if isinstance(source, _FleetSource) else None)
     return report
 
 
-def _summary(out: IO[str], report: DemoReport, tracks: list[_Track], implementation: str) -> None:
+def _import_ray() -> Any:
+    try:
+        return importlib.import_module("ray")
+    except ImportError:
+        raise DemoSetupError("--ray needs Ray: pip install 'fenwire_fast[ray]'") from None
+
+
+def _worker_env() -> dict[str, str]:
+    """What the local cluster's nodes need in their environment so that their workers import this
+    fenwire_fast (the one running here, even from a source tree)."""
+    from .spawn import _PACKAGE_ROOT, _on_default_path
+
+    if _on_default_path(_PACKAGE_ROOT):
+        return {}
+    old = os.environ.get("PYTHONPATH")
+    return {"PYTHONPATH": _PACKAGE_ROOT + (os.pathsep + old if old else "")}
+
+
+class _NoSigtermNotice(logging.Filter):
+    """Ray says that it could not set its SIGTERM handler outside the main thread: the demo keeps
+    its own (which unwinds, so every child is stopped), so that notice is dropped."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "SIGTERM handler is not set" not in record.getMessage()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _reachable(address: str, timeout: float) -> None:
+    """Fail at once when nothing listens at a ``host:port`` address (Ray would retry for minutes)."""
+    where = address.split("://", 1)[-1]
+    host, sep, port = where.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        return  # "auto", "local", or a form Ray reads itself
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=min(timeout, 5.0)).close()
+    except OSError as exc:
+        why = exc.strerror or _first_line(exc)
+        raise DemoSetupError(f"cannot reach a Ray cluster at {address}: {why}") from None
+
+
+def _connect(ray_module: Any, address: str, timeout: float) -> None:
+    """``ray.init(address)``, given up after ``timeout`` seconds (Ray itself retries for minutes).
+
+    It runs in a thread so that the wait is bounded; a connection that did not come in time is
+    left to that thread (a daemon: it does not hold the process)."""
+    if ray_module.is_initialized():
+        raise DemoSetupError("Ray is already initialized in this process; the demo connects by itself")
+    _reachable(address, timeout)
+    failure: list[BaseException] = []
+    done = threading.Event()
+
+    def connect() -> None:
+        try:
+            ray_module.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+        except BaseException as exc:  # noqa: BLE001 - said on the way out, as one line
+            failure.append(exc)
+        finally:
+            done.set()
+
+    notice = _NoSigtermNotice()
+    ray_logger = logging.getLogger("ray._private.worker")
+    ray_logger.addFilter(notice)
+    try:
+        threading.Thread(target=connect, name="fenwire-demo-ray-init", daemon=True).start()
+        if not done.wait(timeout):
+            raise DemoSetupError(f"no Ray cluster answered at {address} within {timeout:g} s")
+    finally:
+        ray_logger.removeFilter(notice)
+    if failure:
+        raise DemoSetupError(f"cannot join the Ray cluster at {address}: {_first_line(failure[0])}")
+
+
+@contextmanager
+def _sigterm_kept() -> Iterator[Callable[[], None]]:
+    """Ray puts in its own SIGTERM handlers: a head node started in this process one that drains
+    the node (30 s) and exits, the core one that aborts the process where it stands; either way no
+    actor closes its hub, so children are killed without their files removed. The handler this
+    process had (the command's unwinds, so the fleet is closed and the cluster shut down) is put
+    back each time the yielded function is called, and on the way out."""
+    handler = signal.getsignal(signal.SIGTERM)
+
+    def keep() -> None:
+        if handler is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, handler)
+
+    try:
+        yield keep
+    finally:
+        keep()
+
+
+@contextmanager
+def _quiet_ray() -> Iterator[None]:
+    """Ray's own notices (a cluster starting, an address file overwritten) below WARNING are not shown."""
+    logger = logging.getLogger("ray")
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+@contextmanager
+def _address_file_kept() -> Iterator[None]:
+    """A local cluster writes its address where ``ray.init()`` looks for one, and its shutdown
+    removes that file: the address of a cluster that was there before is put back."""
+    try:
+        path: str | None = importlib.import_module("ray._common.utils").get_ray_address_file(None)
+    except Exception:  # noqa: BLE001 - a Ray without that file: nothing to keep
+        path = None
+    saved: str | None = None
+    if path is not None:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                saved = handle.read()
+        except OSError:
+            saved = None
+    try:
+        yield
+    finally:
+        if path is not None and saved is not None and not os.path.exists(path):
+            try:
+                with open(path, "w", encoding="utf-8") as handle:
+                    handle.write(saved)
+            except OSError:
+                pass
+
+
+@contextmanager
+def _fleet_source(nodes: int, address: str | None, connect_timeout: float, out: IO[str]) -> Iterator[_FleetSource]:
+    """A fleet on a local cluster of ``nodes`` nodes (started here, shut down on the way out), or on
+    the cluster at ``address`` (joined, left running)."""
+    ray_module = _import_ray()
+    from ..fleet import Fleet
+
+    with _quiet_ray(), _sigterm_kept() as keep:
+        started = time.monotonic()
+        if address is not None:
+            _connect(ray_module, address, connect_timeout)
+            keep()
+            with _joined(ray_module, Fleet) as fleet:
+                yield _FleetSource(fleet, joined=address, setup_seconds=time.monotonic() - started)
+            return
+        out.write(f"fenwire demo: starting a local Ray cluster of {nodes} node{'s' if nodes != 1 else ''}\n")
+        out.flush()
+        with _address_file_kept():
+            # no node yet: whatever is started below is shut down on the way out
+            cluster: Any = importlib.import_module("ray.cluster_utils").Cluster()
+            try:
+                common = {"object_store_memory": OBJECT_STORE_BYTES, "env_vars": _worker_env()}
+                cluster.add_node(num_cpus=0, include_dashboard=False, **common)  # the head
+                keep()
+                for _ in range(nodes - 1):
+                    cluster.add_node(num_cpus=1, **common)
+                    keep()
+                cluster.wait_for_nodes()
+                _connect(ray_module, cluster.address, connect_timeout)
+                keep()
+                with _joined(ray_module, Fleet) as fleet:
+                    head = cluster.head_node.node_id
+                    yield _FleetSource(fleet, head=head, setup_seconds=time.monotonic() - started)
+            finally:
+                cluster.shutdown()
+
+
+@contextmanager
+def _joined(ray_module: Any, fleet_class: Any) -> Iterator[Any]:
+    """A fleet on the cluster this process is connected to; closed, then disconnected, on the way out."""
+    try:
+        fleet = fleet_class()  # Ray is initialized: the fleet joins and leaves the shutdown to the demo
+        try:
+            yield fleet
+        finally:
+            fleet.close()
+    finally:
+        ray_module.shutdown()
+
+
+def _summary(
+    out: IO[str], report: DemoReport, tracks: list[_Track], implementation: str, fleet: _FleetSource | None = None
+) -> None:
     secs = max(report.seconds, 1e-9)
     w = out.write
-    w(f"\nfenwire demo: {report.children} children, {implementation} backend, {report.seconds:.2f} s\n")
+    where = ""
+    if fleet is not None:
+        count = len(fleet.fleet.nodes())
+        where = f" on {count} Ray node{'s' if count != 1 else ''}"
+    w(f"\nfenwire demo: {report.children} children{where}, {implementation} backend, {report.seconds:.2f} s\n")
+    if fleet is not None:
+        how = f"joined {fleet.joined}" if fleet.joined is not None else "a local cluster, shut down at the end"
+        w(f"  ray          {how}; ready in {fleet.setup_seconds:.1f} s\n")
     drain = max(report.drain_seconds, 1e-9)
     w(
         f"  events       {report.events:,}: {report.events / secs:,.0f}/s overall, "
@@ -536,10 +815,12 @@ def _summary(out: IO[str], report: DemoReport, tracks: list[_Track], implementat
         note = " (mid-turn)" if t.role in ("finalize", "cancel") and aborted else ""
         w(
             f"    {child.run:<10} {t.role:<9}{note:<11} {child.status:<10} exit code {child.returncode}  "
-            f"turns {t.turns_done}  events {len(t.events)}\n"
+            f"turns {t.turns_done}  events {len(t.events)}" + (f"  node {t.node[:8]}" if t.node else "") + "\n"
         )
     if len(listed) < len(tracks):
         w(f"    ... and {len(tracks) - len(listed)} more, each ended as expected\n")
+    if fleet is not None:
+        _node_lines(out, tracks, fleet.head)
     for name, passed, problems in report.checks:
         w(f"  [{'ok' if passed else 'FAIL'}] {name}\n")
         for problem in problems[:10]:
@@ -548,3 +829,20 @@ def _summary(out: IO[str], report: DemoReport, tracks: list[_Track], implementat
             w(f"         ... and {len(problems) - 10} more\n")
     w("PASS\n" if report.ok else "FAIL\n")
     out.flush()
+
+
+def _node_lines(out: IO[str], tracks: list[_Track], head: str | None) -> None:
+    """One line per node that ran children: how many, their events, how they ended."""
+    by_node: dict[str, list[_Track]] = {}
+    for t in tracks:
+        by_node.setdefault(t.node or "?", []).append(t)
+    out.write(f"  nodes        {len(by_node)} ran children\n")
+    for node, on_node in by_node.items():
+        label = node[:8] + (" (head)" if node == head else "")
+        statuses = Counter(t.child.status for t in on_node)
+        events = sum(len(t.events) for t in on_node)
+        out.write(
+            f"    node {label:<15} children {len(on_node):<3} events {events:>8,}  "
+            + ", ".join(f"{k} {v}" for k, v in sorted(statuses.items()))
+            + "\n"
+        )
