@@ -8,7 +8,8 @@
   control file as it grows, one line per message (:mod:`fenwire_fast.tail`); exit 2 if it cannot
   be opened.
 - ``fenwire child``: run an agent as a live child over two files (see ``fenwire child --help``).
-- ``fenwire demo``: a parent driving many live mock children (see ``fenwire demo --help``).
+- ``fenwire demo``: a parent driving many live mock children, on a local hub or (``--ray``) on the
+  nodes of a Ray cluster (see ``fenwire demo --help``).
 
 ``check`` needs only the codec; ``child`` and ``demo`` import :mod:`fenwire_fast.live` when they run.
 """
@@ -258,7 +259,7 @@ def child_main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | N
 
 def demo_main(argv: Sequence[str] | None = None) -> int:
     """``fenwire demo``: returns 0 when every check passes, 1 otherwise."""
-    from .live.demo import default_config, paced_config, run_demo
+    from .live.demo import DemoSetupError, default_config, paced_config, run_demo
 
     parser = argparse.ArgumentParser(
         prog="fenwire demo",
@@ -286,9 +287,49 @@ def demo_main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--final-bytes", type=int, default=200, help="bytes of each final answer (default 200)")
     parser.add_argument("--timeout", type=float, default=50.0, help="give up after this many seconds")
     parser.add_argument("--plain", action="store_true", help="plain progress lines even on a terminal")
+    ray = parser.add_argument_group("on a Ray cluster (pip install 'fenwire_fast[ray]')")
+    ray.add_argument(
+        "--ray",
+        action="store_true",
+        help="run the children on the nodes of a Ray cluster (through fenwire_fast.fleet) instead of a local hub",
+    )
+    ray.add_argument(
+        "--nodes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --ray: start a local cluster of this many nodes, the head included, and shut it down "
+        "at the end (default 2)",
+    )
+    ray.add_argument(
+        "--address",
+        default=None,
+        metavar="ADDR",
+        help="with --ray: join the cluster at this address instead (left running)",
+    )
+    ray.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="with --ray: give up joining the cluster after this many seconds (default 30)",
+    )
     args = parser.parse_args(list(argv) if argv is not None else None)
     if args.children < 1:
         parser.error("--children must be at least 1")
+    for flag, value in (
+        ("--nodes", args.nodes),
+        ("--address", args.address),
+        ("--connect-timeout", args.connect_timeout),
+    ):
+        if value is not None and not args.ray:
+            parser.error(f"{flag} needs --ray")
+    if args.nodes is not None and args.nodes < 1:
+        parser.error("--nodes must be at least 1")
+    if args.nodes is not None and args.address is not None:
+        parser.error("--nodes starts a local cluster; it cannot be used with --address")
+    if args.connect_timeout is not None and not args.connect_timeout > 0:
+        parser.error("--connect-timeout must be a positive number of seconds")
     if args.steps < 2:
         parser.error("--steps must be at least 2 (finalize and cancel happen mid-turn)")
     if args.deltas < 2 or args.paced_deltas < 2:
@@ -304,8 +345,19 @@ def demo_main(argv: Sequence[str] | None = None) -> int:
         previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         report = run_demo(
-            args.children, config=config, paced=paced, timeout=args.timeout, live=False if args.plain else None
+            args.children,
+            config=config,
+            paced=paced,
+            timeout=args.timeout,
+            live=False if args.plain else None,
+            ray=args.ray,
+            nodes=2 if args.nodes is None else args.nodes,
+            address=args.address,
+            connect_timeout=30.0 if args.connect_timeout is None else args.connect_timeout,
         )
+    except DemoSetupError as exc:
+        print(f"fenwire demo: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("fenwire demo: interrupted", file=sys.stderr)
         return 130

@@ -34,6 +34,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from . import EVENT_TYPE_ORDER, Receiver, ScanBatch
+from .live.channel import SentControl
 
 # Ray is an optional extra: imported by name, so the package type-checks with or without it (typed Any)
 ray: Any
@@ -140,7 +141,7 @@ class _NodeHub:
         self.root, self._lock = _locked_root()
         self.hub = Hub()
         self.children: dict[str, Any] = {}
-        self._said: dict[str, tuple[Any, ...]] = {}  # the last snapshot sent
+        self._said: dict[str, tuple[Any, ...]] = {}  # the key (``_key``) of the last snapshot sent
         self._awake = asyncio.Event()
 
     def pid(self) -> int:
@@ -166,9 +167,39 @@ class _NodeHub:
         seq: int = getattr(child, method)(*args)
         return seq
 
-    def _snapshot(self, child: Any) -> tuple[Any, ...]:
+    def _key(self, child: Any) -> tuple[Any, ...]:
+        """What changes whenever the child's snapshot does, cheap to make at every look: the
+        controls and rejected lines are counted here (an ack takes its control out of ``unacked``)
+        and listed only in the snapshot sent."""
         channel = child.channel
-        return (child.status, child.error, child.finished, channel.idle, channel.final_text)
+        return (
+            child.status,
+            child.error,
+            child.finished,
+            channel.idle,
+            channel.final_text,
+            child.returncode,
+            len(channel.controls),
+            len(channel.unacked),
+            len(channel.errors),
+            channel.result is None,
+        )
+
+    def _snapshot(self, child: Any) -> tuple[Any, ...]:
+        """What :meth:`FleetChild._update` takes: the run's state as its node's channel mirrors it."""
+        channel = child.channel
+        controls = tuple((c.seq, c.type, c.text, c.status, c.reason) for c in channel.controls.values())
+        return (
+            child.status,
+            child.error,
+            child.finished,
+            channel.idle,
+            channel.final_text,
+            child.returncode,
+            controls,
+            tuple(e.error for e in channel.errors),
+            channel.result,
+        )
 
     async def poll(self) -> list[tuple[str, bytes, tuple[Any, ...] | None]]:
         """Everything ready: ``[(run, lines, snapshot or None)]``, after a linger or 1 MiB.
@@ -188,7 +219,7 @@ class _NodeHub:
                 lines.setdefault(child.run, []).append(batch.lines)
                 size += len(batch.lines)
                 urgent = urgent or _ACK in batch.types
-            moved = [run for run, child in self.children.items() if self._said.get(run) != self._snapshot(child)]
+            moved = [run for run, child in self.children.items() if self._said.get(run) != self._key(child)]
             now = loop.time()
             if first is None and (lines or moved):
                 first = now
@@ -206,13 +237,13 @@ class _NodeHub:
         out: list[tuple[str, bytes, tuple[Any, ...] | None]] = []
         for run, child in self.children.items():
             blob = b"".join(lines.get(run, ()))
-            snap = self._snapshot(child)
-            if snap == self._said.get(run):
+            key = self._key(child)
+            if key == self._said.get(run):
                 if blob:
                     out.append((run, blob, None))
             else:
-                self._said[run] = snap
-                out.append((run, blob, snap))
+                self._said[run] = key
+                out.append((run, blob, self._snapshot(child)))
         return out
 
     async def _sleep(self, timeout: float) -> None:
@@ -244,8 +275,43 @@ class FleetChild:
         self.idle = False
         #: the run's final text, once the run has it
         self.final_text: str | None = None
+        #: the child process's exit code once it ended (negative: the signal), else ``None``
+        self.returncode: int | None = None
+        #: the controls sent to the run, by ``seq``, each with its ack's status and reason once
+        #: acknowledged (as its node's channel has them; the first prompt is ``seq`` 1)
+        self.controls: dict[int, SentControl] = {}
+        #: the problems its node's channel found in the run's event lines (rejected or foreign
+        #: lines, in words)
+        self.errors: list[str] = []
+        #: the run's ``result`` event, once it arrived
+        self.result: dict[str, Any] | None = None
         self.messages = 0
+        #: bytes of the run's lines received by the driver
+        self.bytes = 0
         self._receiver = Receiver("event", run=run)
+
+    @property
+    def rejected(self) -> list[SentControl]:
+        """The controls the child answered with ``rejected``."""
+        return [c for c in self.controls.values() if c.status == "rejected"]
+
+    def _update(self, snap: tuple[Any, ...]) -> None:
+        """Take a snapshot made by the node's actor (``_NodeHub._snapshot``)."""
+        (
+            self.status,
+            self.error,
+            self.finished,
+            self.idle,
+            self.final_text,
+            self.returncode,
+            controls,
+            errors,
+            self.result,
+        ) = snap
+        self.controls = {
+            seq: SentControl(seq, type_, text, status, reason) for seq, type_, text, status, reason in controls
+        }
+        self.errors = list(errors)
 
     def _control(self, method: str, *args: Any) -> int:
         return self.fleet._control(self, method, list(args))
@@ -438,6 +504,7 @@ class Fleet:
         for run, blob, snap in answer:
             child = self._runs[run]
             if blob:
+                child.bytes += len(blob)
                 if raw:
                     batch = child._receiver.scan_batch(blob)
                     child.messages += len(batch)
@@ -445,7 +512,7 @@ class Fleet:
                 else:
                     out.append((child, child._decode(blob)))
             if snap is not None:
-                child.status, child.error, child.finished, child.idle, child.final_text = snap
+                child._update(snap)
         return out
 
     def _poll(self, timeout: float | None, raw: bool) -> list[Any]:

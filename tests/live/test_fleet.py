@@ -210,3 +210,34 @@ def test_raw_batches_are_the_childrens_lines(cluster: Any) -> None:
             assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
             assert check_transcript(config_from_mapping(mock), events) == []
             assert c.messages == len(events)
+            assert c.bytes == sum(len(b) for b in lines[c.run])  # every byte of its lines, counted once
+
+
+def test_child_state_from_its_node(cluster: Any, tmp_path: Path) -> None:
+    """A FleetChild carries what its node's channel knows: the controls sent with their acks
+    (a rejected one with its reason), the rejected lines, the result, the exit code, the bytes."""
+    mock = gated(tmp_path, "s")
+    with Fleet(address=cluster.address) as fleet:
+        child = fleet.spawn("Do the task.", mock=mock)
+        events: Events = {}
+        drain(fleet, events, seen(events, child, "info", summary=gate_label(1, 1)))
+        assert child.returncode is None and child.result is None
+        again = child.prompt("Do it again.")  # a turn runs: rejected
+        drain(fleet, events, seen(events, child, "control-ack", ref=again))
+        assert sorted(child.controls) == [1, again]
+        first = child.controls[1]
+        assert (first.type, first.text, first.status) == ("prompt", "Do the task.", "accepted")
+        sent = child.controls[again]
+        assert (sent.type, sent.text, sent.status) == ("prompt", "Do it again.", "rejected")
+        assert sent.reason == "a turn is running; send steer or follow-up"
+        assert child.rejected == [sent]
+        release_gate(mock["gate_path"])
+        drain(fleet, events, lambda: child.idle and seen(events, child, "turn-complete")())
+        closed = child.close()
+        drain(fleet, events, lambda: fleet.finished)
+        assert child.status == "done" and child.returncode == 0, (child, child.error)
+        assert child.controls[closed].type == "close" and child.controls[closed].status == "accepted"
+        assert child.errors == []
+        results = [e for e in events[child.run] if e["type"] == "result"]
+        assert child.result == results[0]
+        assert child.bytes > 0 and child.messages == len(events[child.run])

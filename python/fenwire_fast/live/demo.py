@@ -9,20 +9,43 @@ and bytes per second, rejections, every child's exit, and whether every event ar
 and in order: ``seq`` continuity per child, the mock's deterministic script received exactly
 (:func:`fenwire_fast.live.mock_agent.check_transcript`), every control acknowledged exactly once, and each
 answer equal to the script's. The exit code is 0 only when every check passes.
+
+With ``ray=True`` (``fenwire demo --ray``) the same children, driven and checked the same way, run on
+the nodes of a Ray cluster through a :class:`~fenwire_fast.fleet.Fleet` (each placed on the
+least-loaded node), and the summary has a line per node. Without ``address`` a local
+``ray.cluster_utils.Cluster`` of ``nodes`` nodes is started (a head with no CPUs and ``nodes - 1``
+more, each with a small object store) and shut down at the end; with ``address`` that cluster is
+joined (within ``connect_timeout`` seconds) and left running.
 """
 
 from __future__ import annotations
 
+import importlib
+import logging
+import os
+import signal
+import socket
 import sys
+import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from ..progress import Progress
 from .mock_agent import MockConfig, check_transcript, final_text
 
-__all__ = ["run_demo", "DemoReport", "default_config", "paced_config"]
+if TYPE_CHECKING:
+    from .channel import SentControl
+    from .hub import Hub
+    from .spawn import LiveChild
+
+__all__ = ["run_demo", "DemoReport", "DemoSetupError", "default_config", "paced_config"]
+
+#: the object store of each node of the local cluster ``--ray`` starts (bytes; Ray's least is 75 MiB)
+OBJECT_STORE_BYTES = 100 * 1024 * 1024
 
 _LETTER = {
     "starting": "s",
@@ -66,11 +89,183 @@ def _role(index: int) -> str:
     return ("steer", "follow-up", "plain")[(index - 2) % 3]
 
 
+class DemoSetupError(RuntimeError):
+    """The demo could not start (no Ray, or a cluster that cannot be joined): one line, said as is."""
+
+
+class _Child(Protocol):
+    """A child as the demo drives and checks it: a :class:`~fenwire_fast.fleet.FleetChild`, or a
+    hub's :class:`~fenwire_fast.live.spawn.LiveChild` seen through :class:`_HubChild`."""
+
+    @property
+    def run(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def error(self) -> str | None: ...
+    @property
+    def finished(self) -> bool: ...
+    @property
+    def idle(self) -> bool: ...
+    @property
+    def returncode(self) -> int | None: ...
+    @property
+    def controls(self) -> Mapping[int, SentControl]: ...
+    @property
+    def rejected(self) -> list[SentControl]: ...
+    @property
+    def errors(self) -> Sequence[str]: ...
+    @property
+    def result(self) -> dict[str, Any] | None: ...
+    @property
+    def final_text(self) -> str | None: ...
+    @property
+    def bytes(self) -> int: ...
+    def steer(self, text: str) -> int: ...
+    def follow_up(self, text: str) -> int: ...
+    def finalize(self, note: str | None = None) -> int: ...
+    def cancel(self) -> int: ...
+    def close(self) -> int: ...
+
+
+class _HubChild:
+    """A hub's child under the names a FleetChild has (its channel's state, read as it is now)."""
+
+    def __init__(self, child: LiveChild) -> None:
+        self.child = child
+        self.run = child.run
+        self.steer = child.steer
+        self.follow_up = child.follow_up
+        self.finalize = child.finalize
+        self.cancel = child.cancel
+        self.close = child.close
+
+    @property
+    def status(self) -> str:
+        return self.child.status
+
+    @property
+    def error(self) -> str | None:
+        return self.child.error
+
+    @property
+    def finished(self) -> bool:
+        return self.child.finished
+
+    @property
+    def idle(self) -> bool:
+        return self.child.channel.idle
+
+    @property
+    def returncode(self) -> int | None:
+        return self.child.returncode
+
+    @property
+    def controls(self) -> Mapping[int, SentControl]:
+        return self.child.channel.controls
+
+    @property
+    def rejected(self) -> list[SentControl]:
+        return self.child.channel.rejected
+
+    @property
+    def errors(self) -> list[str]:
+        return [e.error for e in self.child.channel.errors]
+
+    @property
+    def result(self) -> dict[str, Any] | None:
+        return self.child.channel.result
+
+    @property
+    def final_text(self) -> str | None:
+        return self.child.channel.final_text
+
+    @property
+    def bytes(self) -> int:
+        return self.child.channel.offset
+
+
+Event = tuple[_Child, dict[str, Any]]
+
+
+class _HubSource:
+    """The demo's children on a local :class:`~fenwire_fast.live.hub.Hub`."""
+
+    #: what a control raises when the child is lost with its node (nothing, on a local hub)
+    lost: tuple[type[BaseException], ...] = ()
+
+    def __init__(self, hub: Hub) -> None:
+        self.hub = hub
+        self._views: dict[int, _HubChild] = {}
+
+    def spawn(self, prompt: str, mock: MockConfig) -> _Child:
+        child = self.hub.spawn(prompt, mock=mock)
+        view = self._views[id(child)] = _HubChild(child)
+        return view
+
+    def poll(self) -> list[Event]:
+        views = self._views
+        return [(views[id(child)], event) for child, event in self.hub.poll()]
+
+    def sleep(self, timeout: float) -> None:
+        self.hub.sleep(timeout)
+
+    @property
+    def finished(self) -> bool:
+        return self.hub.finished
+
+    def unfinished(self) -> int:
+        return len(self.hub.active)
+
+
+class _FleetSource:
+    """The demo's children on the nodes of a Ray cluster, through a :class:`~fenwire_fast.fleet.Fleet`."""
+
+    def __init__(
+        self, fleet: Any, *, head: str | None = None, joined: str | None = None, setup_seconds: float = 0.0
+    ) -> None:
+        self.fleet = fleet
+        #: the head node's id, when the demo started the cluster
+        self.head = head
+        #: the address of the cluster joined (``None``: a local cluster the demo started)
+        self.joined = joined
+        #: how long starting or joining the cluster took
+        self.setup_seconds = setup_seconds
+        self._ready: list[Any] = []  # answers taken while sleeping, handed over by the next poll
+        from ..fleet import ChildLost
+
+        self.lost: tuple[type[BaseException], ...] = (ChildLost,)
+
+    def spawn(self, prompt: str, mock: MockConfig) -> _Child:
+        if not self.fleet.nodes():
+            raise DemoSetupError("the Ray cluster has no alive node to run children on")
+        child: _Child = self.fleet.spawn(prompt, mock=mock)
+        return child
+
+    def poll(self) -> list[Event]:
+        batches, self._ready = self._ready, []
+        batches.extend(self.fleet.poll_batches(0.0))
+        return [(child, event) for child, events in batches for event in events]
+
+    def sleep(self, timeout: float) -> None:
+        """Wait until a node's answer is in (it is kept for :meth:`poll`), at most ``timeout`` seconds."""
+        self._ready.extend(self.fleet.poll_batches(timeout))
+
+    @property
+    def finished(self) -> bool:
+        return bool(self.fleet.finished)
+
+    def unfinished(self) -> int:
+        return len(self.fleet.active)
+
+
 @dataclass
 class _Track:
-    child: Any
+    child: _Child
     role: str
     config: MockConfig
+    #: the Ray node the child runs on (``None`` on a local hub)
+    node: str | None = None
     events: list[dict[str, Any]] = field(default_factory=list)
     bytes: int = 0
     deltas_in_first_turn: int = 0
@@ -99,6 +294,8 @@ class DemoReport:
     checks: list[tuple[str, bool, list[str]]]
     drain_seconds: float = 0.0
     parent_cpu_seconds: float = 0.0
+    #: on Ray: the runs on each node, by node id (empty on a local hub)
+    nodes: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -132,11 +329,11 @@ def _drive(track: _Track, event: dict[str, Any]) -> None:
 def _close_idle(tracks: list[_Track]) -> None:
     for track in tracks:
         child = track.child
-        if track.closed or child.finished or child.channel.exit is not None:
+        if track.closed or child.finished:
             continue
         if track.role in ("finalize", "cancel"):
             continue
-        if track.trigger_seq is not None and child.channel.idle:
+        if track.trigger_seq is not None and child.idle:  # never after an exit: idle is "ready"
             track.closed = True
             child.close()
 
@@ -179,7 +376,8 @@ def _show_progress(progress: Progress, tracks: list[_Track], total: int, force: 
         for t in tracks:
             rows.append(
                 f"  {t.child.run:<10} {t.role:<9} {t.child.status:<10} "
-                f"turns {t.turns_done:<2} events {len(t.events):>6} "
+                + (f"node {t.node[:8]} " if t.node else "")
+                + f"turns {t.turns_done:<2} events {len(t.events):>6} "
                 f"{_rate(t):>9,.0f} events/s"
             )
     else:
@@ -205,7 +403,7 @@ def _check_injection(t: _Track) -> list[str]:
     if refs:
         return [f"{t.child.run}: {kind} refs {refs}, expected [{t.trigger_seq}]"]
     acks = [i for i, e in enumerate(t.events) if e["type"] == "control-ack" and e.get("ref") == t.trigger_seq]
-    sent = t.child.channel.controls.get(t.trigger_seq)
+    sent = t.child.controls.get(t.trigger_seq) if t.trigger_seq is not None else None
     if len(acks) == 1 and sent is not None:
         after = t.events[acks[0] + 1 : acks[0] + 3]
         if [e["type"] for e in after] == ["turn-started", "user"] and after[1].get("text") == sent.text:
@@ -218,10 +416,10 @@ def _check(tracks: list[_Track]) -> list[tuple[str, bool, list[str]]]:
 
     rejections: list[str] = []
     for t in tracks:
-        for sent in t.child.channel.rejected:
+        for sent in t.child.rejected:
             rejections.append(f"{t.child.run}: {sent.type} (seq {sent.seq}) rejected: {sent.reason}")
-        for err in t.child.channel.errors:
-            rejections.append(f"{t.child.run}: event rejected: {err.error}")
+        for err in t.child.errors:
+            rejections.append(f"{t.child.run}: event rejected: {err}")
     checks.append(("no rejections", not rejections, rejections))
 
     exits: list[str] = []
@@ -233,13 +431,13 @@ def _check(tracks: list[_Track]) -> list[tuple[str, bool, list[str]]]:
                 f"{child.run} ({t.role}): {child.status}, exit code {child.returncode}, "
                 f"expected {t.expected_status} / {want_code}" + (f"; {child.error}" if child.error else "")
             )
-        result = child.channel.result
+        result = child.result
         if t.expected_status == "done":
             turns = [e["turn"] for e in t.events if e["type"] == "turn-complete"]
             want = final_text(t.config, turns[-1]) if turns else None
             if result is None:
                 exits.append(f"{child.run}: no result")
-            elif child.channel.final_text != want:
+            elif child.final_text != want:
                 exits.append(f"{child.run}: the answer is not the script's")
         elif result is not None:
             exits.append(f"{child.run}: a {child.status} run sent a result")
@@ -247,19 +445,19 @@ def _check(tracks: list[_Track]) -> list[tuple[str, bool, list[str]]]:
 
     order: list[str] = []
     for t in tracks:
-        problems = check_transcript(t.config, t.events, controls=t.child.channel.controls)
+        problems = check_transcript(t.config, t.events, controls=t.child.controls)
         order.extend(f"{t.child.run}: {p}" for p in problems)
     checks.append(("every event arrived exactly once and in order (seq continuity, mock script)", not order, order))
 
     acks: list[str] = []
     for t in tracks:
-        sent = set(t.child.channel.controls)
+        seqs = set(t.child.controls)
         for ref, count in t.acks.items():
-            if ref not in sent:
+            if ref not in seqs:
                 acks.append(f"{t.child.run}: ack for unknown control {ref}")
             elif count != 1:
                 acks.append(f"{t.child.run}: control {ref} acknowledged {count} times")
-        for seq in sent - set(t.acks):
+        for seq in seqs - set(t.acks):
             acks.append(f"{t.child.run}: control {seq} never acknowledged")
         if t.role in ("steer", "follow-up") and t.trigger_seq:
             acks.extend(_check_injection(t))
@@ -276,15 +474,40 @@ def run_demo(
     out: IO[str] | None = None,
     live: bool | None = None,
     interval: float | None = None,
+    ray: bool = False,
+    nodes: int = 2,
+    address: str | None = None,
+    connect_timeout: float = 30.0,
 ) -> DemoReport:
     """Run the demo and print its progress and summary to ``out``; return the report.
 
     ``config`` is the script of the children left alone (default :func:`default_config`), ``paced``
-    that of the children that get controls mid-turn (default :func:`paced_config` of ``config``)."""
-    from .. import IMPLEMENTATION
+    that of the children that get controls mid-turn (default :func:`paced_config` of ``config``).
+    ``ray``: run the children on a Ray cluster (see the module docstring): a local one of ``nodes``
+    nodes, or the one at ``address``. Raises :class:`DemoSetupError` when that cannot be had."""
+    out = out if out is not None else sys.stdout
+    if ray:
+        with _fleet_source(nodes, address, connect_timeout, out) as fleet_source:
+            return _run(fleet_source, children, config, paced, timeout, out, live, interval)
     from .hub import Hub
 
-    out = out if out is not None else sys.stdout
+    with Hub() as hub:
+        return _run(_HubSource(hub), children, config, paced, timeout, out, live, interval)
+
+
+def _run(
+    source: _HubSource | _FleetSource,
+    children: int,
+    config: MockConfig | None,
+    paced: MockConfig | None,
+    timeout: float,
+    out: IO[str],
+    live: bool | None,
+    interval: float | None,
+) -> DemoReport:
+    """The demo's loop, checks and summary, on a local hub or a fleet alike."""
+    from .. import IMPLEMENTATION
+
     config = config or default_config()
     paced = paced or paced_config(config)
     live = out.isatty() if live is None else live
@@ -293,79 +516,279 @@ def run_demo(
     cpu_started = time.process_time()
     first_event: float | None = None
     last_event = started
-    with Hub() as hub:
-        tracks: list[_Track] = []
-        by_child: dict[int, _Track] = {}
-        progress = Progress(out, live=live, plain=True, interval=interval)
-        timed_out = False
-        while len(tracks) < children or not hub.finished:
-            if len(tracks) < children:
-                # one spawn per tick: the children already running keep being drained and driven
-                i = len(tracks)
-                role = _role(i)
-                child_config = config if role == "plain" else paced
-                child = hub.spawn(f"Demo task {i + 1}: inspect the wire.", mock=child_config)
-                track = _Track(child=child, role=role, config=child_config)
-                tracks.append(track)
-                by_child[id(child)] = track
-            batch = hub.poll()
-            if batch:
-                last_event = time.monotonic()
-                if first_event is None:
-                    first_event = last_event
-            for child, event in batch:
-                track = by_child[id(child)]
-                if not track.events:
-                    track.first_at = last_event
-                track.last_at = last_event
-                track.events.append(event)
-                if event["type"] == "control-ack" and "ref" in event:
-                    track.acks[int(event["ref"])] += 1
+    tracks: list[_Track] = []
+    by_child: dict[int, _Track] = {}
+    progress = Progress(out, live=live, plain=True, interval=interval)
+    timed_out = False
+    while len(tracks) < children or not source.finished:
+        if len(tracks) < children:
+            # one spawn per tick: the children already running keep being drained and driven
+            i = len(tracks)
+            role = _role(i)
+            child_config = config if role == "plain" else paced
+            child = source.spawn(f"Demo task {i + 1}: inspect the wire.", child_config)
+            node = getattr(child, "node", None)
+            track = _Track(child=child, role=role, config=child_config, node=node)
+            tracks.append(track)
+            by_child[id(child)] = track
+        batch = source.poll()
+        if batch:
+            last_event = time.monotonic()
+            if first_event is None:
+                first_event = last_event
+        for child, event in batch:
+            track = by_child[id(child)]
+            if not track.events:
+                track.first_at = last_event
+            track.last_at = last_event
+            track.events.append(event)
+            if event["type"] == "control-ack" and "ref" in event:
+                track.acks[int(event["ref"])] += 1
+            try:
                 _drive(track, event)
-            for track in tracks:
-                track.bytes = track.child.channel.offset
-            _close_idle(tracks)
-            _show_progress(progress, tracks, children)
-            if time.monotonic() - started > timeout:
-                timed_out = True
-                break
-            if not batch and len(tracks) >= children:
-                hub.sleep(interval)  # until a child writes or ends, or the display is due
-        seconds = time.monotonic() - started
-        cpu = time.process_time() - cpu_started
-        _show_progress(progress, tracks, children, force=True)
-        progress.clear()  # the summary starts on a clean screen
-        checks = _check(tracks)
-        rejections = len(checks[0][2])
-        if timed_out:
-            checks.insert(
-                0,
-                (
-                    "finished within the timeout",
-                    False,
-                    [f"{len(hub.active)} children still running after {timeout:g} s"],
-                ),
-            )
-        events, nbytes = _totals(tracks)
-        report = DemoReport(
-            children=children,
-            seconds=seconds,
-            events=events,
-            bytes=nbytes,
-            rejections=rejections,
-            statuses={t.child.run: t.child.status for t in tracks},
-            checks=checks,
-            drain_seconds=last_event - (first_event if first_event is not None else last_event),
-            parent_cpu_seconds=cpu,
+            except source.lost:  # its node is lost: the run has failed, and the checks say so
+                track.trigger_seq = 0 if track.trigger_seq is None else track.trigger_seq
+        for track in tracks:
+            track.bytes = track.child.bytes
+        _close_idle(tracks)
+        _show_progress(progress, tracks, children)
+        if time.monotonic() - started > timeout:
+            timed_out = True
+            break
+        if not batch and len(tracks) >= children:
+            source.sleep(interval)  # until a child writes or ends, or the display is due
+    seconds = time.monotonic() - started
+    cpu = time.process_time() - cpu_started
+    _show_progress(progress, tracks, children, force=True)
+    progress.clear()  # the summary starts on a clean screen
+    checks = _check(tracks)
+    rejections = len(checks[0][2])
+    if timed_out:
+        checks.insert(
+            0,
+            (
+                "finished within the timeout",
+                False,
+                [f"{source.unfinished()} children still running after {timeout:g} s"],
+            ),
         )
-        _summary(out, report, tracks, IMPLEMENTATION)
+    events, nbytes = _totals(tracks)
+    placed: dict[str, list[str]] = {}
+    for t in tracks:
+        if t.node is not None:
+            placed.setdefault(t.node, []).append(t.child.run)
+    report = DemoReport(
+        children=children,
+        seconds=seconds,
+        events=events,
+        bytes=nbytes,
+        rejections=rejections,
+        statuses={t.child.run: t.child.status for t in tracks},
+        checks=checks,
+        drain_seconds=last_event - (first_event if first_event is not None else last_event),
+        parent_cpu_seconds=cpu,
+        nodes=placed,
+    )
+    _summary(out, report, tracks, IMPLEMENTATION, source if isinstance(source, _FleetSource) else None)
     return report
 
 
-def _summary(out: IO[str], report: DemoReport, tracks: list[_Track], implementation: str) -> None:
+def _import_ray() -> Any:
+    try:
+        return importlib.import_module("ray")
+    except ImportError:
+        raise DemoSetupError("--ray needs Ray: pip install 'fenwire_fast[ray]'") from None
+
+
+def _worker_env() -> dict[str, str]:
+    """What the local cluster's nodes need in their environment so that their workers import this
+    fenwire_fast (the one running here, even from a source tree)."""
+    from .spawn import _PACKAGE_ROOT, _on_default_path
+
+    if _on_default_path(_PACKAGE_ROOT):
+        return {}
+    old = os.environ.get("PYTHONPATH")
+    return {"PYTHONPATH": _PACKAGE_ROOT + (os.pathsep + old if old else "")}
+
+
+class _NoSigtermNotice(logging.Filter):
+    """Ray says that it could not set its SIGTERM handler outside the main thread: the demo keeps
+    its own (which unwinds, so every child is stopped), so that notice is dropped."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "SIGTERM handler is not set" not in record.getMessage()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _reachable(address: str, timeout: float) -> None:
+    """Fail at once when nothing listens at a ``host:port`` address (Ray would retry for minutes)."""
+    where = address.split("://", 1)[-1]
+    host, sep, port = where.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        return  # "auto", "local", or a form Ray reads itself
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=min(timeout, 5.0)).close()
+    except OSError as exc:
+        why = exc.strerror or _first_line(exc)
+        raise DemoSetupError(f"cannot reach a Ray cluster at {address}: {why}") from None
+
+
+def _connect(ray_module: Any, address: str, timeout: float) -> None:
+    """``ray.init(address)``, given up after ``timeout`` seconds (Ray itself retries for minutes).
+
+    It runs in a thread so that the wait is bounded; a connection that did not come in time is
+    left to that thread (a daemon: it does not hold the process)."""
+    if ray_module.is_initialized():
+        raise DemoSetupError("Ray is already initialized in this process; the demo connects by itself")
+    _reachable(address, timeout)
+    failure: list[BaseException] = []
+    done = threading.Event()
+
+    def connect() -> None:
+        try:
+            ray_module.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+        except BaseException as exc:  # noqa: BLE001 - said on the way out, as one line
+            failure.append(exc)
+        finally:
+            done.set()
+
+    notice = _NoSigtermNotice()
+    ray_logger = logging.getLogger("ray._private.worker")
+    ray_logger.addFilter(notice)
+    try:
+        threading.Thread(target=connect, name="fenwire-demo-ray-init", daemon=True).start()
+        if not done.wait(timeout):
+            raise DemoSetupError(f"no Ray cluster answered at {address} within {timeout:g} s")
+    finally:
+        ray_logger.removeFilter(notice)
+    if failure:
+        raise DemoSetupError(f"cannot join the Ray cluster at {address}: {_first_line(failure[0])}")
+
+
+@contextmanager
+def _sigterm_kept() -> Iterator[Callable[[], None]]:
+    """Ray puts in its own SIGTERM handlers: a head node started in this process one that drains
+    the node (30 s) and exits, the core one that aborts the process where it stands; either way no
+    actor closes its hub, so children are killed without their files removed. The handler this
+    process had (the command's unwinds, so the fleet is closed and the cluster shut down) is put
+    back each time the yielded function is called, and on the way out."""
+    handler = signal.getsignal(signal.SIGTERM)
+
+    def keep() -> None:
+        if handler is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, handler)
+
+    try:
+        yield keep
+    finally:
+        keep()
+
+
+@contextmanager
+def _quiet_ray() -> Iterator[None]:
+    """Ray's own notices (a cluster starting, an address file overwritten) below WARNING are not shown."""
+    logger = logging.getLogger("ray")
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+@contextmanager
+def _address_file_kept() -> Iterator[None]:
+    """A local cluster writes its address where ``ray.init()`` looks for one, and its shutdown
+    removes that file: the address of a cluster that was there before is put back."""
+    try:
+        path: str | None = importlib.import_module("ray._common.utils").get_ray_address_file(None)
+    except Exception:  # noqa: BLE001 - a Ray without that file: nothing to keep
+        path = None
+    saved: str | None = None
+    if path is not None:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                saved = handle.read()
+        except OSError:
+            saved = None
+    try:
+        yield
+    finally:
+        if path is not None and saved is not None and not os.path.exists(path):
+            try:
+                with open(path, "w", encoding="utf-8") as handle:
+                    handle.write(saved)
+            except OSError:
+                pass
+
+
+@contextmanager
+def _fleet_source(nodes: int, address: str | None, connect_timeout: float, out: IO[str]) -> Iterator[_FleetSource]:
+    """A fleet on a local cluster of ``nodes`` nodes (started here, shut down on the way out), or on
+    the cluster at ``address`` (joined, left running)."""
+    ray_module = _import_ray()
+    from ..fleet import Fleet
+
+    with _quiet_ray(), _sigterm_kept() as keep:
+        started = time.monotonic()
+        if address is not None:
+            _connect(ray_module, address, connect_timeout)
+            keep()
+            with _joined(ray_module, Fleet) as fleet:
+                yield _FleetSource(fleet, joined=address, setup_seconds=time.monotonic() - started)
+            return
+        out.write(f"fenwire demo: starting a local Ray cluster of {nodes} node{'s' if nodes != 1 else ''}\n")
+        out.flush()
+        with _address_file_kept():
+            # no node yet: whatever is started below is shut down on the way out
+            cluster: Any = importlib.import_module("ray.cluster_utils").Cluster()
+            try:
+                common = {"object_store_memory": OBJECT_STORE_BYTES, "env_vars": _worker_env()}
+                cluster.add_node(num_cpus=0, include_dashboard=False, **common)  # the head
+                keep()
+                for _ in range(nodes - 1):
+                    cluster.add_node(num_cpus=1, **common)
+                    keep()
+                cluster.wait_for_nodes()
+                _connect(ray_module, cluster.address, connect_timeout)
+                keep()
+                with _joined(ray_module, Fleet) as fleet:
+                    head = cluster.head_node.node_id
+                    yield _FleetSource(fleet, head=head, setup_seconds=time.monotonic() - started)
+            finally:
+                cluster.shutdown()
+
+
+@contextmanager
+def _joined(ray_module: Any, fleet_class: Any) -> Iterator[Any]:
+    """A fleet on the cluster this process is connected to; closed, then disconnected, on the way out."""
+    try:
+        fleet = fleet_class()  # Ray is initialized: the fleet joins and leaves the shutdown to the demo
+        try:
+            yield fleet
+        finally:
+            fleet.close()
+    finally:
+        ray_module.shutdown()
+
+
+def _summary(
+    out: IO[str], report: DemoReport, tracks: list[_Track], implementation: str, fleet: _FleetSource | None = None
+) -> None:
     secs = max(report.seconds, 1e-9)
     w = out.write
-    w(f"\nfenwire demo: {report.children} children, {implementation} backend, {report.seconds:.2f} s\n")
+    where = ""
+    if fleet is not None:
+        count = len(fleet.fleet.nodes())
+        where = f" on {count} Ray node{'s' if count != 1 else ''}"
+    w(f"\nfenwire demo: {report.children} children{where}, {implementation} backend, {report.seconds:.2f} s\n")
+    if fleet is not None:
+        how = f"joined {fleet.joined}" if fleet.joined is not None else "a local cluster, shut down at the end"
+        w(f"  ray          {how}; ready in {fleet.setup_seconds:.1f} s\n")
     drain = max(report.drain_seconds, 1e-9)
     w(
         f"  events       {report.events:,}: {report.events / secs:,.0f}/s overall, "
@@ -380,7 +803,7 @@ def _summary(out: IO[str], report: DemoReport, tracks: list[_Track], implementat
             f"  parent CPU   {report.parent_cpu_seconds:.2f} s, "
             f"{report.parent_cpu_seconds / report.events * 1e6:.1f} us per event (spawning included)\n"
         )
-    sent = sum(len(t.child.channel.controls) for t in tracks)
+    sent = sum(len(t.child.controls) for t in tracks)
     w(f"  controls     {sent} sent; rejections {report.rejections}\n")
     counts = Counter(report.statuses.values())
     w("  exits        " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + "\n")
@@ -392,10 +815,12 @@ def _summary(out: IO[str], report: DemoReport, tracks: list[_Track], implementat
         note = " (mid-turn)" if t.role in ("finalize", "cancel") and aborted else ""
         w(
             f"    {child.run:<10} {t.role:<9}{note:<11} {child.status:<10} exit code {child.returncode}  "
-            f"turns {t.turns_done}  events {len(t.events)}\n"
+            f"turns {t.turns_done}  events {len(t.events)}" + (f"  node {t.node[:8]}" if t.node else "") + "\n"
         )
     if len(listed) < len(tracks):
         w(f"    ... and {len(tracks) - len(listed)} more, each ended as expected\n")
+    if fleet is not None:
+        _node_lines(out, tracks, fleet.head)
     for name, passed, problems in report.checks:
         w(f"  [{'ok' if passed else 'FAIL'}] {name}\n")
         for problem in problems[:10]:
@@ -404,3 +829,20 @@ def _summary(out: IO[str], report: DemoReport, tracks: list[_Track], implementat
             w(f"         ... and {len(problems) - 10} more\n")
     w("PASS\n" if report.ok else "FAIL\n")
     out.flush()
+
+
+def _node_lines(out: IO[str], tracks: list[_Track], head: str | None) -> None:
+    """One line per node that ran children: how many, their events, how they ended."""
+    by_node: dict[str, list[_Track]] = {}
+    for t in tracks:
+        by_node.setdefault(t.node or "?", []).append(t)
+    out.write(f"  nodes        {len(by_node)} ran children\n")
+    for node, on_node in by_node.items():
+        label = node[:8] + (" (head)" if node == head else "")
+        statuses = Counter(t.child.status for t in on_node)
+        events = sum(len(t.events) for t in on_node)
+        out.write(
+            f"    node {label:<15} children {len(on_node):<3} events {events:>8,}  "
+            + ", ".join(f"{k} {v}" for k, v in sorted(statuses.items()))
+            + "\n"
+        )

@@ -1,0 +1,37 @@
+"""``fenwire demo``'s Ray options, where no cluster is needed: misuse is a parser error (exit 2),
+and ``--ray`` without Ray installed says so in one line (exit 1). Ray need not be installed."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from fenwire_fast import cli
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--ray", "--nodes", "0"], "--nodes must be at least 1"),
+        (["--nodes", "2"], "--nodes needs --ray"),
+        (["--address", "127.0.0.1:6379"], "--address needs --ray"),
+        (["--connect-timeout", "5"], "--connect-timeout needs --ray"),
+        (["--ray", "--nodes", "2", "--address", "127.0.0.1:6379"], "--nodes starts a local cluster; it cannot"),
+        (["--ray", "--connect-timeout", "0"], "--connect-timeout must be a positive number"),
+    ],
+)
+def test_misuse_is_a_parser_error(argv: list[str], said: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["demo", *argv])
+    assert stop.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("usage: fenwire demo") and f"fenwire demo: error: {said}" in err, err
+
+
+def test_ray_missing_is_one_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` fails, as where Ray is not installed
+    assert cli.main(["demo", "--ray", "--children", "1"]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == "fenwire demo: --ray needs Ray: pip install 'fenwire_fast[ray]'\n"
