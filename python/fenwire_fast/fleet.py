@@ -6,8 +6,8 @@ and spawns its children on its node, so a child dies with its actor's process (t
 see ``docs/live.md``, "When the parent dies"): children never outlive their actor.
 
 **Transport.** The driver keeps one long poll outstanding per actor. The actor answers when about
-1 MiB is ready, or a bounded time (``linger``, 20 ms) after the first byte, and returns everything
-ready: per child, the lines its hub handed over raw since the last answer (:meth:`Hub.raw_batches`:
+4 MiB is ready (``READY_BYTES``), a bounded time after the first byte (``LINGER``, 50 ms), or at
+once for an ack or a changed status, and returns everything ready: per child, the lines its hub handed over raw since the last answer (:meth:`Hub.raw_batches`:
 checked, of the run only, the child's own bytes) as one ``bytes`` blob, and the child's status
 snapshot. The driver decodes the lines with one :class:`fenwire_fast.Receiver` per child, only
 when the caller asks for dicts; :meth:`Fleet.raw_batches` hands them over as ``ScanBatch`` objects.
@@ -202,7 +202,7 @@ class _NodeHub:
         )
 
     async def poll(self) -> list[tuple[str, bytes, tuple[Any, ...] | None]]:
-        """Everything ready: ``[(run, lines, snapshot or None)]``, after a linger or 1 MiB.
+        """Everything ready: ``[(run, lines, snapshot or None)]``, after a linger or ``READY_BYTES``.
 
         The hub hands over raw batches (:meth:`Hub.poll_raw_batches`): the lines come checked,
         of the run only, as the child wrote them, and nothing is decoded here but the few lines
