@@ -121,7 +121,7 @@ def node_loss(cluster: Any, fleet: Any, survivor: str, children: int) -> dict[st
     }
 
 
-def run_fleet(args: argparse.Namespace) -> dict[str, float]:
+def run_fleet(args: argparse.Namespace) -> dict[str, Any]:
     import ray
     from fenwire_fast.fleet import Fleet
     from ray.cluster_utils import Cluster
@@ -135,6 +135,7 @@ def run_fleet(args: argparse.Namespace) -> dict[str, float]:
             while not all(c.idle for c in warm):
                 fleet.poll_batches(timeout=1.0)
             actors = [fleet._actors[n.node_id] for n in nodes]
+            backends = sorted(set(fleet.implementations().values()))
             # what the driver and the actors spend with nothing to do (Ray's own threads, the
             # outstanding long polls), over a quiet second
             idle0, idle_actor0, idle_t0 = time.process_time(), ray.get([a.cpu.remote() for a in actors]), time.time()
@@ -169,6 +170,7 @@ def run_fleet(args: argparse.Namespace) -> dict[str, float]:
             loss = node_loss(cluster, fleet, nodes[1].node_id, args.children // 2)
         return {
             **loss,
+            "backends": ", ".join(backends),
             "events": events,
             "wall": wall,
             "cpu_us": cpu / events * 1e6,
@@ -211,10 +213,15 @@ def main() -> None:
     parser.add_argument("--deltas", type=int, default=400)
     parser.add_argument("--trips", type=int, default=100)
     args = parser.parse_args()
-    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT / "python"), *filter(None, [os.environ.get("PYTHONPATH")])])
+    # the actors and children import the driver's own copy of the package (with its extension)
+    import fenwire_fast
+
+    here = str(Path(fenwire_fast.__file__).resolve().parent.parent)
+    os.environ["PYTHONPATH"] = os.pathsep.join([here, *filter(None, [os.environ.get("PYTHONPATH")])])
     fleet = run_fleet(args)
     hub = run_hub(args)
     print(f"{args.nodes} nodes x {args.children} busy mock children (steps {args.steps}, deltas {args.deltas})")
+    print(f"backend: driver {fenwire_fast.IMPLEMENTATION}, actors {fleet['backends']} (package in {here})")
     print(
         f"fleet: {fleet['events']:.0f} events in {fleet['wall']:.2f} s = {fleet['events'] / fleet['wall']:,.0f}/s, "
         f"driver CPU {fleet['cpu_us']:.1f} us/event ({fleet['cpu_us'] / hub['cpu_us']:.2f}x the local hub; "

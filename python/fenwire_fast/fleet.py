@@ -151,6 +151,12 @@ class _NodeHub:
         """The actor's pid and its root directory."""
         return os.getpid(), self.root
 
+    def implementation(self) -> str:
+        """The backend the actor's package runs: ``"rust"``, or ``"python"`` without the extension."""
+        from . import IMPLEMENTATION
+
+        return IMPLEMENTATION
+
     def cpu(self) -> tuple[float, float]:
         """The actor process's CPU seconds so far, and its event loop thread's (for measurements)."""
         return time.process_time(), time.thread_time()
@@ -401,6 +407,11 @@ class Fleet:
             self._polls[actor.poll.remote()] = node
             self.ray_calls += 2
         return actor
+
+    def implementations(self) -> dict[str, str]:
+        """The backend (``"rust"`` or ``"python"``) of ``fenwire_fast`` on each node the fleet has
+        an actor on: a node whose package lacks the Rust extension drains its children slower."""
+        return {node: ray.get(actor.implementation.remote()) for node, actor in self._actors.items()}
 
     def _least_loaded(self) -> str:
         load = {n: 0 for n in self.nodes()}
