@@ -33,13 +33,19 @@ def files(tmp_path: Path) -> dict[str, str]:
 
 
 CASES = [
-    ("no-variables", [], {}, "FEN_WIRE_CONTROL_PATH and FEN_WIRE_EVENT_PATH are required"),
-    ("no-event-path", [], {"FEN_WIRE_CONTROL_PATH": "/tmp/x"}, "FEN_WIRE_EVENT_PATH is required"),
+    (
+        "no-variables",
+        [],
+        {},
+        "FEN_WIRE_CONTROL_PATH (the control file to read) and FEN_WIRE_EVENT_PATH (the event file to write)"
+        " are not set; the parent that spawns a child sets both (see fenwire child --help)",
+    ),
+    ("no-event-path", [], {"FEN_WIRE_CONTROL_PATH": "/tmp/x"}, "FEN_WIRE_EVENT_PATH (the event file to write) is not"),
     (
         "blank-control",
         [],
         {"FEN_WIRE_CONTROL_PATH": "", "FEN_WIRE_EVENT_PATH": "/tmp/y"},
-        "FEN_WIRE_CONTROL_PATH is required",
+        "FEN_WIRE_CONTROL_PATH (the control file to read) is not set",
     ),
     (
         "bad-deadline",
@@ -85,6 +91,15 @@ def test_setup_errors_are_clear(
     assert proc.stderr.startswith("fenwire child: ")
     assert "Traceback" not in proc.stderr
     assert proc.stdout == ""
+
+
+def test_no_environment_is_said_once() -> None:
+    """Run with none of its variables, the child names each missing one once, in one line."""
+    proc = run_child([], {})
+    assert proc.returncode == 1
+    assert proc.stderr.count("\n") == 1 and proc.stderr.endswith("\n")
+    assert proc.stderr.count("FEN_WIRE_CONTROL_PATH") == 1
+    assert proc.stderr.count("FEN_WIRE_EVENT_PATH") == 1
 
 
 def test_help(files: dict[str, str]) -> None:
