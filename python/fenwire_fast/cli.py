@@ -144,6 +144,7 @@ _MOCK_FLAGS: Sequence[tuple[str, Callable[[str], Any], str]] = (
     ("exit-step", int, "exit the process abruptly in this step"),
     ("exit-code", int, "the code of that abrupt exit"),
     ("unwind-delay", float, "seconds an interrupted turn takes to unwind"),
+    ("announce", _yes_no, "emit agent-started before ready (true/false)"),
     ("gate-path", str, "the gate file: gated steps wait until it exists (empty = no gate)"),
     ("gate-steps", str, "steps (within each turn, comma-separated) that wait at the gate"),
     ("unwind-gate", _yes_no, "an interrupted turn also waits at the gate on its way out (true/false)"),

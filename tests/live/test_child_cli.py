@@ -102,6 +102,28 @@ def test_no_environment_is_said_once() -> None:
     assert proc.stderr.count("FEN_WIRE_EVENT_PATH") == 1
 
 
+@pytest.mark.parametrize("flag", [None, "true", "false"])
+def test_announce_flag(files: dict[str, str], flag: str | None) -> None:
+    """``--announce true`` is the knob ``announce`` as a flag: ``agent-started`` comes before ``ready``."""
+    import orjson
+
+    control = b"".join(
+        orjson.dumps(m) + b"\n"
+        for m in (
+            {"v": 1, "seq": 1, "type": "prompt", "run": "r", "text": "hi"},
+            {"v": 1, "seq": 2, "type": "close", "run": "r"},
+        )
+    )
+    Path(files["FEN_WIRE_CONTROL_PATH"]).write_bytes(control)
+    args = ["--steps", "1", "--tools", "0"] + (["--announce", flag] if flag else [])
+    proc = run_child(args, {**files, "FEN_WIRE_RUN_ID": "r"})
+    assert proc.returncode == 0, proc.stderr
+    types = [orjson.loads(x)["type"] for x in Path(files["FEN_WIRE_EVENT_PATH"]).read_bytes().splitlines()]
+    want = ["agent-started", "ready"] if flag == "true" else ["ready"]
+    assert types[: len(want)] == want and types[-1] == "exit"
+    assert types.count("agent-started") == (1 if flag == "true" else 0)
+
+
 def test_help(files: dict[str, str]) -> None:
     proc = run_child(["--help"], {})
     assert proc.returncode == 0
