@@ -7,6 +7,7 @@ import inspect
 import os
 import subprocess
 import sys
+from pathlib import Path
 from types import ModuleType
 
 import fenwire_fast
@@ -251,8 +252,98 @@ def test_cli_version_names_the_backend() -> None:
 
 def test_boundary_names_are_the_documented_ones() -> None:
     import re
-    from pathlib import Path
 
     doc = (Path(__file__).resolve().parent.parent / "docs" / "backend-boundary.md").read_text()
     documented = re.findall(r"^\| `(\w+)` \|", doc, flags=re.M)
     assert sorted(documented) == sorted(BOUNDARY_NAMES)
+
+
+# --- the build backend (build_backend/fenwire_build.py) without and with a Rust toolchain -----------
+
+
+def _build_backend(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *, cargo_in: Path | None) -> ModuleType:
+    """The build backend, freshly loaded, in an environment whose only cargo (if any) is in ``cargo_in``."""
+    import importlib.util
+
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))  # restored afterwards, though the hooks may prepend to it
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for name in ("CARGO", "CARGO_HOME", "FENWIRE_NO_EXTENSIONS", "MATURIN_NO_INSTALL_RUST"):
+        monkeypatch.delenv(name, raising=False)
+    if cargo_in is not None:
+        cargo_in.mkdir(parents=True, exist_ok=True)
+        cargo = cargo_in / "cargo"
+        cargo.write_text("#!/bin/sh\necho 'cargo 1.0.0 (fake)'\n")
+        cargo.chmod(0o755)
+    path = Path(__file__).resolve().parent.parent / "build_backend" / "fenwire_build.py"
+    spec = importlib.util.spec_from_file_location("fenwire_build_under_test", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_build_without_cargo_says_what_to_do(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fb = _build_backend(monkeypatch, tmp_path, cargo_in=None)
+    assert fb.find_cargo() is None
+    hooks = [
+        lambda: fb.get_requires_for_build_wheel(),
+        lambda: fb.get_requires_for_build_editable(),
+        lambda: fb.prepare_metadata_for_build_wheel(str(tmp_path)),
+        lambda: fb.build_wheel(str(tmp_path)),
+        lambda: fb.build_editable(str(tmp_path)),
+    ]
+    for hook in hooks:
+        with pytest.raises(SystemExit) as exc:
+            hook()
+        assert exc.value.code == 1
+        err = capsys.readouterr().err
+        assert "cargo (the Rust toolchain) was not found" in err
+        assert "https://rustup.rs" in err
+        assert "FENWIRE_NO_EXTENSIONS=1 pip install ." in err
+        assert "wheel" in err
+        assert "puccinialin" not in err and "Traceback" not in err
+    with pytest.raises(SystemExit):
+        fb.get_requires_for_build_sdist()
+    assert "https://rustup.rs" in capsys.readouterr().err
+
+
+def test_pure_build_needs_no_cargo(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    fb = _build_backend(monkeypatch, tmp_path, cargo_in=None)
+    monkeypatch.setenv("FENWIRE_NO_EXTENSIONS", "1")
+    assert fb.get_requires_for_build_wheel() == [fb.HATCHLING]
+    assert fb.get_requires_for_build_editable() == [fb.HATCHLING]
+
+
+def test_build_with_cargo_asks_maturin_too(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """cargo found outside PATH (rustup's ~/.cargo/bin) goes on PATH, and maturin's hook adds nothing then."""
+    home_bin = tmp_path / "home" / ".cargo" / "bin"
+    fb = _build_backend(monkeypatch, tmp_path, cargo_in=home_bin)
+    assert fb.find_cargo() == str(home_bin / "cargo")
+    maturin = pytest.importorskip("maturin")
+    asked: list[str] = []
+    real = maturin.get_requires_for_build_wheel
+
+    def spy(config_settings: object = None) -> list[str]:
+        asked.append("wheel")
+        return list(real(config_settings))
+
+    monkeypatch.setattr(maturin, "get_requires_for_build_wheel", spy)
+    assert fb.get_requires_for_build_wheel() == [fb.MATURIN]
+    assert asked == ["wheel"]
+    assert os.environ["PATH"].split(os.pathsep)[0] == str(home_bin)
+    # maturin's hook would have asked for puccinialin (its own Rust installer) had cargo not been on PATH.
+    assert "puccinialin" not in real(None)
+
+
+def test_cargo_env_and_cargo_home_are_looked_at(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    fb = _build_backend(monkeypatch, tmp_path, cargo_in=tmp_path / "ch" / "bin")
+    monkeypatch.setenv("CARGO_HOME", str(tmp_path / "ch"))
+    assert fb.find_cargo() == str(tmp_path / "ch" / "bin" / "cargo")
+    monkeypatch.delenv("CARGO_HOME")
+    assert fb.find_cargo() is None
+    monkeypatch.setenv("CARGO", str(tmp_path / "ch" / "bin" / "cargo"))
+    assert fb.find_cargo() == str(tmp_path / "ch" / "bin" / "cargo")

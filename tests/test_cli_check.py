@@ -99,6 +99,37 @@ def test_the_direction_is_guessed_and_said_when_not_given(tmp_path: Path) -> Non
     assert proc.returncode == 0 and "as events" in proc.stderr
 
 
+@pytest.mark.parametrize("content", [None, b"", b"not json\n{}\n"], ids=["dev-null", "empty", "no-valid-line"])
+def test_no_line_telling_the_direction_is_said(tmp_path: Path, content: bytes | None) -> None:
+    """With nothing to guess from, the check says it took the default rather than a line it never saw."""
+    if content is None:
+        path = "/dev/null"
+    else:
+        path = str(tmp_path / "x.jsonl")
+        Path(path).write_bytes(content)
+    proc = run("check", path)
+    assert proc.stderr == (
+        f"fenwire check: no --direction given; no line of {path} tells the direction; "
+        "checking it as events (the default)\n"
+    )
+    assert "first valid line" not in proc.stderr
+    assert proc.returncode == (0 if not content else 1)
+
+
+@pytest.mark.parametrize("command", [["check", "/dev/null"], ["tail", "/dev/null", "--no-follow"], ["runs", "."]])
+def test_an_unknown_option_gets_the_commands_own_usage(command: list[str]) -> None:
+    proc = run(*command, "--bogus")
+    assert proc.returncode == 2 and proc.stdout == ""
+    name = command[0]
+    assert proc.stderr.startswith(f"usage: fenwire {name} "), proc.stderr
+    assert proc.stderr.rstrip().endswith(f"fenwire {name}: error: unrecognized arguments: --bogus")
+    top = run("--bogus")
+    assert top.returncode == 2
+    assert (
+        top.stderr.startswith("usage: fenwire [-h]") and "fenwire: error: unrecognized arguments: --bogus" in top.stderr
+    )
+
+
 def test_standard_input_and_json_output(tmp_path: Path) -> None:
     data = line(1, "ready") + b"\n" + b'{"v":2,"seq":2,"type":"ready","run":"r"}\n' + line(3, "nope") + b"\n"
     proc = subprocess.run(

@@ -15,8 +15,18 @@ STUB = Path(fenwire_fast.__file__).with_name("_native.pyi")
 FUNCTIONS = ["decode", "validate", "encode", "message", "rejection_ack", "utf8_prefix", "truncate_line", "scrub"]
 METHODS = {
     "Sender": ["next"],
-    "Receiver": ["receive", "feed", "scan", "scan_rejections", "scan_batch", "fast_path_counters"],
-    "Framer": ["feed"],
+    "Receiver": [
+        "receive",
+        "feed",
+        "scan",
+        "scan_rejections",
+        "scan_batch",
+        "fast_path_counters",
+        "buffered",
+        "direction",
+        "seq",
+    ],
+    "Framer": ["feed", "buffered"],
     "ScanBatch": ["line"],
 }
 NAMES = FUNCTIONS + list(METHODS) + [f"{c}.{m}" for c, ms in METHODS.items() for m in ms]

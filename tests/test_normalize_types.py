@@ -155,6 +155,32 @@ def test_assistant_text_and_deltas() -> None:
     assert delta["delta"] == "hm"
 
 
+@pytest.mark.parametrize(
+    "value,want",
+    [
+        (0, False),
+        (0.0, False),
+        ("", False),
+        ([], False),
+        (None, False),
+        (1, True),
+        ("false", True),
+        ("no", True),
+        ([0], True),
+    ],
+)
+def test_flags_are_coerced_with_python_truthiness(value: object, want: bool) -> None:
+    """``final?`` and ``is-error?`` become ``bool(value)``: ``0`` and ``""`` are false (the reference,
+    with Lua's truthiness, makes ``0`` true); any non-empty string, ``"false"`` included, is true
+    (docs/design-decisions.md, "Where we differ")."""
+    assert normalize({"type": "assistant-text", "text": "x", "final?": value}, now=NOW)["final?"] is want
+    assert normalize({"type": "assistant-stream-end", "final?": value}, now=NOW)["final?"] is want
+    assert (
+        normalize({"type": "tool-result", "name": "t", "result": "r", "is-error?": value}, now=NOW)["is-error?"] is want
+    )
+    assert normalize({"type": "tool-result", "name": "t", "result": {"is-error?": value}}, now=NOW)["is-error?"] is want
+
+
 def test_stream_end_llm_and_agent_started_have_no_summary() -> None:
     assert normalize({"type": "assistant-stream-end", "final?": 1}, now=0) == {
         "type": "assistant-stream-end",

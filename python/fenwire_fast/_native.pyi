@@ -88,11 +88,20 @@ class Sender:
 class Receiver:
     """Decodes incoming lines and enforces strictly increasing ``seq`` (a line that does not increase it is ``out-of-order``)."""
 
-    direction: Any
-    seq: int
     def __new__(cls, direction: Any, *, run: str | None = None) -> Self: ...
     @property
-    def buffered(self) -> int: ...
+    def direction(self) -> Any:
+        """The direction the lines are decoded in: ``"event"`` (a child's events) or ``"control"`` (a parent's controls)."""
+    @direction.setter
+    def direction(self, direction: Any) -> None: ...
+    @property
+    def seq(self) -> int:
+        """The last ``seq`` consumed (0 before any); a line must carry a greater one, else it is ``out-of-order``."""
+    @seq.setter
+    def seq(self, seq: int) -> None: ...
+    @property
+    def buffered(self) -> int:
+        """Bytes of an unterminated line held by :meth:`feed` for the next call."""
     @property
     def run(self) -> str | None:
         """The run a plain batch belongs to (``None``: no batch is plain); see :attr:`plain`."""
@@ -180,7 +189,8 @@ class Framer:
     @property
     def max_line_bytes(self) -> int: ...
     @property
-    def buffered(self) -> int: ...
+    def buffered(self) -> int:
+        """Bytes of an unterminated line held for the next feed."""
     def feed(self, data: bytes | bytearray | memoryview) -> list[bytes]:
         """Frame ``data``; return the complete lines it finishes, in order."""
 

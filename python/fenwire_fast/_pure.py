@@ -608,7 +608,14 @@ _FAST_PATH_COUNTERS = (
 class Receiver:
     """Decodes incoming lines and enforces strictly increasing ``seq`` (a line that does not increase it is ``out-of-order``)."""
 
-    __slots__ = ("direction", "seq", "_framer", "_run", "_plain")
+    # A dict gives the two public attributes their docstrings, as help() shows them.
+    __slots__ = {
+        "direction": """The direction the lines are decoded in: ``"event"`` (a child's events) or ``"control"`` (a parent's controls).""",
+        "seq": """The last ``seq`` consumed (0 before any); a line must carry a greater one, else it is ``out-of-order``.""",
+        "_framer": None,
+        "_run": None,
+        "_plain": None,
+    }
 
     def __init__(self, direction: str, *, run: str | None = None) -> None:
         self.direction = _checked_direction(direction)

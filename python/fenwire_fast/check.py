@@ -32,13 +32,15 @@ CHUNK_BYTES = 4 << 20
 
 @dataclass
 class CheckResult:
-    """What a check found: the line count, the rejections by code, the direction checked and
-    whether it was guessed."""
+    """What a check found: the line count, the rejections by code, the direction checked,
+    whether it was guessed, and the type of the line it was guessed from (``None`` when no line
+    told, and ``"event"`` was taken as the default)."""
 
     lines: int = 0
     codes: Counter[str] = field(default_factory=Counter)
     direction: str = "event"
     guessed: bool = False
+    guessed_from: str | None = None
 
     @property
     def rejected(self) -> int:
@@ -111,7 +113,7 @@ def check_stream(
     first = handle.read(CHUNK_BYTES)
     result = CheckResult()
     if direction is None:
-        direction, _ = guess_direction(first)
+        direction, result.guessed_from = guess_direction(first)
         result.guessed = True
     result.direction = direction
     receiver = Receiver(direction)

@@ -59,11 +59,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
         print(f"fenwire check: cannot read {printable(name)}: {exc.strerror or exc}", file=sys.stderr)
         return CHECK_UNREADABLE
     if result.guessed and not args.json:
-        print(
-            f"fenwire check: no --direction given; checking {printable(name)} as {result.direction}s "
-            "(from its first valid line)",
-            file=sys.stderr,
-        )
+        if result.guessed_from is not None:
+            said = f"checking {printable(name)} as {result.direction}s (from its first valid line)"
+        else:
+            said = f"no line of {printable(name)} tells the direction; checking it as {result.direction}s (the default)"
+        print(f"fenwire check: no --direction given; {said}", file=sys.stderr)
     print(summary_line(name, result, args.json))
     return 1 if result.rejected else 0
 
@@ -144,6 +144,7 @@ _MOCK_FLAGS: Sequence[tuple[str, Callable[[str], Any], str]] = (
     ("exit-step", int, "exit the process abruptly in this step"),
     ("exit-code", int, "the code of that abrupt exit"),
     ("unwind-delay", float, "seconds an interrupted turn takes to unwind"),
+    ("announce", _yes_no, "emit agent-started before ready (true/false)"),
     ("gate-path", str, "the gate file: gated steps wait until it exists (empty = no gate)"),
     ("gate-steps", str, "steps (within each turn, comma-separated) that wait at the gate"),
     ("unwind-gate", _yes_no, "an interrupted turn also waits at the gate on its way out (true/false)"),
@@ -206,6 +207,19 @@ def _make_agent(args: argparse.Namespace, environ: Mapping[str, str]) -> Agent:
         raise _Fail(str(exc)) from None
 
 
+_FILE_VARIABLES = {
+    "FEN_WIRE_CONTROL_PATH": "the control file to read",
+    "FEN_WIRE_EVENT_PATH": "the event file to write",
+}
+
+
+def _missing_files_message(missing: Sequence[str]) -> str:
+    """The file variables that are not set, each named once with what it is for."""
+    names = " and ".join(f"{name} ({_FILE_VARIABLES[name]})" for name in missing)
+    verb = "is" if len(missing) == 1 else "are"
+    return f"{names} {verb} not set; the parent that spawns a child sets both (see fenwire child --help)"
+
+
 def child_main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     """``fenwire child``: run one live child; returns the exit code (0 only after ``exit done``)."""
     env = os.environ if environ is None else environ
@@ -221,10 +235,7 @@ def child_main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | N
         events = _env(env, "FEN_WIRE_EVENT_PATH")
         missing = [n for n, v in (("FEN_WIRE_CONTROL_PATH", control), ("FEN_WIRE_EVENT_PATH", events)) if v is None]
         if missing:
-            raise _Fail(
-                f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} required "
-                "(FEN_WIRE_CONTROL_PATH and FEN_WIRE_EVENT_PATH name the control and event files)"
-            )
+            raise _Fail(_missing_files_message(missing))
         run = _env(env, "FEN_WIRE_RUN_ID") or "run"
         deadline: float | None = None
         raw_deadline = _env(env, "FEN_WIRE_DEADLINE")
@@ -438,6 +449,7 @@ def _build_parser() -> argparse.ArgumentParser:
         epilog=CHECK_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    check.set_defaults(command_parser=check)
     check.add_argument("file", help="the JSONL file to check, or - for standard input")
     _add_direction(check, "wrote")
     check.add_argument("-q", "--quiet", action="store_true", help="print only the summary")
@@ -450,6 +462,7 @@ def _build_parser() -> argparse.ArgumentParser:
         epilog=TAIL_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    tail.set_defaults(command_parser=tail)
     tail.add_argument("file", help="the JSONL file to follow")
     _add_direction(tail, "writes")
     tail.add_argument("--json", action="store_true", help="each message as it travels on the wire, one a line")
@@ -464,6 +477,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "last wrote, and the committed position (committed seq / last seq written). Reads only: "
         "works while the hub runs and after its parent died.",
     )
+    runs.set_defaults(command_parser=runs)
     runs.add_argument("path", help="the state dir")
     runs.add_argument("--json", action="store_true", help="one JSON object per run")
     runs.add_argument(
@@ -484,7 +498,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list and args_list[0] == "demo":
         return demo_main(args_list[1:])
     parser = _build_parser()
-    args = parser.parse_args(args_list)
+    args, extra = parser.parse_known_args(args_list)
+    if extra:  # said by the command they were given to, with its own usage
+        getattr(args, "command_parser", parser).error(f"unrecognized arguments: {' '.join(extra)}")
     for stream in (sys.stdout, sys.stderr):  # a strict ASCII or Latin-1 terminal gets escapes, not a traceback
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")

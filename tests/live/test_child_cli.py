@@ -33,13 +33,19 @@ def files(tmp_path: Path) -> dict[str, str]:
 
 
 CASES = [
-    ("no-variables", [], {}, "FEN_WIRE_CONTROL_PATH and FEN_WIRE_EVENT_PATH are required"),
-    ("no-event-path", [], {"FEN_WIRE_CONTROL_PATH": "/tmp/x"}, "FEN_WIRE_EVENT_PATH is required"),
+    (
+        "no-variables",
+        [],
+        {},
+        "FEN_WIRE_CONTROL_PATH (the control file to read) and FEN_WIRE_EVENT_PATH (the event file to write)"
+        " are not set; the parent that spawns a child sets both (see fenwire child --help)",
+    ),
+    ("no-event-path", [], {"FEN_WIRE_CONTROL_PATH": "/tmp/x"}, "FEN_WIRE_EVENT_PATH (the event file to write) is not"),
     (
         "blank-control",
         [],
         {"FEN_WIRE_CONTROL_PATH": "", "FEN_WIRE_EVENT_PATH": "/tmp/y"},
-        "FEN_WIRE_CONTROL_PATH is required",
+        "FEN_WIRE_CONTROL_PATH (the control file to read) is not set",
     ),
     (
         "bad-deadline",
@@ -85,6 +91,37 @@ def test_setup_errors_are_clear(
     assert proc.stderr.startswith("fenwire child: ")
     assert "Traceback" not in proc.stderr
     assert proc.stdout == ""
+
+
+def test_no_environment_is_said_once() -> None:
+    """Run with none of its variables, the child names each missing one once, in one line."""
+    proc = run_child([], {})
+    assert proc.returncode == 1
+    assert proc.stderr.count("\n") == 1 and proc.stderr.endswith("\n")
+    assert proc.stderr.count("FEN_WIRE_CONTROL_PATH") == 1
+    assert proc.stderr.count("FEN_WIRE_EVENT_PATH") == 1
+
+
+@pytest.mark.parametrize("flag", [None, "true", "false"])
+def test_announce_flag(files: dict[str, str], flag: str | None) -> None:
+    """``--announce true`` is the knob ``announce`` as a flag: ``agent-started`` comes before ``ready``."""
+    import orjson
+
+    control = b"".join(
+        orjson.dumps(m) + b"\n"
+        for m in (
+            {"v": 1, "seq": 1, "type": "prompt", "run": "r", "text": "hi"},
+            {"v": 1, "seq": 2, "type": "close", "run": "r"},
+        )
+    )
+    Path(files["FEN_WIRE_CONTROL_PATH"]).write_bytes(control)
+    args = ["--steps", "1", "--tools", "0"] + (["--announce", flag] if flag else [])
+    proc = run_child(args, {**files, "FEN_WIRE_RUN_ID": "r"})
+    assert proc.returncode == 0, proc.stderr
+    types = [orjson.loads(x)["type"] for x in Path(files["FEN_WIRE_EVENT_PATH"]).read_bytes().splitlines()]
+    want = ["agent-started", "ready"] if flag == "true" else ["ready"]
+    assert types[: len(want)] == want and types[-1] == "exit"
+    assert types.count("agent-started") == (1 if flag == "true" else 0)
 
 
 def test_help(files: dict[str, str]) -> None:

@@ -86,6 +86,7 @@ impl Framer {
         self.inner.max_line_bytes()
     }
 
+    /// Bytes of an unterminated line held for the next feed.
     #[getter]
     fn buffered(&self) -> usize {
         self.inner.buffered()

@@ -133,6 +133,7 @@ impl Receiver {
         self.plain
     }
 
+    /// The direction the lines are decoded in: ``"event"`` (a child's events) or ``"control"`` (a parent's controls).
     #[getter]
     fn direction(&self, py: Python<'_>) -> Py<PyAny> {
         self.direction_obj.clone_ref(py)
@@ -144,6 +145,7 @@ impl Receiver {
         self.direction_obj = direction.clone().unbind();
     }
 
+    /// The last ``seq`` consumed (0 before any); a line must carry a greater one, else it is ``out-of-order``.
     #[getter]
     fn seq(&self) -> u64 {
         self.state.seq
@@ -154,6 +156,7 @@ impl Receiver {
         self.state.seq = seq;
     }
 
+    /// Bytes of an unterminated line held by :meth:`feed` for the next call.
     #[getter]
     fn buffered(&self) -> usize {
         self.framer.buffered()
