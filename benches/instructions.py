@@ -72,7 +72,7 @@ def main() -> None:
     if "orjson.loads per line" not in impls:
         impls.append("orjson.loads per line")  # the ratios' reference
 
-    python = os.path.realpath(sys.executable)
+    python = sys.executable  # not resolved: a venv's interpreter finds its own packages
     with tempfile.TemporaryDirectory() as tmp:
         print("| stream | implementation | instructions/line | ratio to orjson.loads |")
         print("|---|---|---:|---:|")

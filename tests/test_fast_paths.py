@@ -33,8 +33,10 @@ KEYS = [
 DICT_KEYS = KEYS[:4]
 LINES = 3000
 
-#: The dict templates copy CPython 3.11's private dict layout and are compiled for 3.11 only.
-templates = pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="dict templates are for CPython 3.11 only")
+#: The dict templates write into the private dict layout of CPython 3.11 to 3.13 (with the GIL).
+templates = pytest.mark.skipif(
+    not (3, 11) <= sys.version_info[:2] <= (3, 13), reason="dict templates are for CPython 3.11 to 3.13"
+)
 
 STREAMS: dict[str, Callable[[], bytes]] = {
     "realistic mixed": lambda: realistic.realistic_mixed_stream(n=LINES),

@@ -6,9 +6,12 @@
 //! and account for each of them; a dict copied from a template whose keys are already placed
 //! (`PyDict_Copy`: one allocation, one `memcpy` of the key table) only needs its values written.
 //!
-//! Writing the values goes into CPython 3.11's private dict layout, so it is compiled for 3.11
-//! only, and checks at run time that every key sits where the template put it before writing
-//! anything; on any other version (or if a check fails) the dict is built with `PyDict_SetItem`.
+//! Writing the values goes into CPython's private dict layout, which is the same in 3.11, 3.12 and
+//! 3.13 with the GIL (`Include/internal/pycore_dict.h`: the key table's header and its entries;
+//! 3.13 adds a mutex to the header only in free-threaded builds). So it is compiled for those
+//! three, and checks at run time that every key sits where the template put it before writing
+//! anything; on any other version or build (or if a check fails) the dict is built with
+//! `PyDict_SetItem`.
 //!
 //! Measured (callgrind, `Receiver.feed`, first 20,000 lines of each stream, instructions per
 //! line): realistic mixed 7,837 -> 6,854 (-12.5 %), realistic deltas 6,197 -> 5,285 (-14.7 %),
@@ -200,9 +203,10 @@ pub(super) fn build_by_insert<'py>(
     Ok(dict)
 }
 
-/// CPython 3.11's `PyDictKeysObject` header (`Include/internal/pycore_dict.h`); the index table
+/// CPython 3.11-3.13's `PyDictKeysObject` header (`Include/internal/pycore_dict.h`, the build
+/// with the GIL); the index table
 /// (`1 << dk_log2_index_bytes` bytes) and then the entries follow it.
-#[cfg(all(Py_3_11, not(Py_3_12)))]
+#[cfg(all(Py_3_11, not(Py_3_14), not(Py_GIL_DISABLED)))]
 #[repr(C)]
 struct DictKeysHeader {
     dk_refcnt: ffi::Py_ssize_t,
@@ -215,15 +219,15 @@ struct DictKeysHeader {
 }
 
 /// `DICT_KEYS_GENERAL`: entries of (hash, key, value), as `_PyDict_NewPresized` makes them.
-#[cfg(all(Py_3_11, not(Py_3_12)))]
+#[cfg(all(Py_3_11, not(Py_3_14), not(Py_GIL_DISABLED)))]
 const DICT_KEYS_GENERAL: u8 = 0;
 /// `DICT_KEYS_UNICODE`: every key an exact str, entries of (key, value) without the hash.
-#[cfg(all(Py_3_11, not(Py_3_12)))]
+#[cfg(all(Py_3_11, not(Py_3_14), not(Py_GIL_DISABLED)))]
 const DICT_KEYS_UNICODE: u8 = 1;
 
 /// A copy of `template` with `members`' values (drained on success), or `None` (members left
 /// untouched) when the copy is not laid out as expected.
-#[cfg(all(Py_3_11, not(Py_3_12)))]
+#[cfg(all(Py_3_11, not(Py_3_14), not(Py_GIL_DISABLED)))]
 #[inline]
 fn copy_filled<'py>(
     py: Python<'py>,
@@ -235,7 +239,7 @@ fn copy_filled<'py>(
     // set); `from_owned_ptr_or_err` takes ownership.
     let copy = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyDict_Copy(template.as_ptr()))? };
     // SAFETY: `copy` is an exact dict that nothing else has seen. For a combined-table template
-    // with no deleted entries, 3.11's `PyDict_Copy` clones the key table (`clone_combined_dict_keys`:
+    // with no deleted entries, `PyDict_Copy` (3.11 to 3.13) clones the key table (`clone_combined_dict_keys`:
     // a private table of refcount 1 owned by the copy, with the template's entries, each key and
     // value incref'd). Before writing, every assumption is checked: no split values, a kind
     // whose entries we know, `n` entries, and each entry's key the very object expected in that
@@ -295,8 +299,9 @@ fn copy_filled<'py>(
     }
 }
 
-/// Other versions: no template copies (the layout written to above is 3.11's).
-#[cfg(not(all(Py_3_11, not(Py_3_12))))]
+/// Other versions and free-threaded builds: no template copies (the layout written to above is
+/// that of 3.11 to 3.13 with the GIL).
+#[cfg(not(all(Py_3_11, not(Py_3_14), not(Py_GIL_DISABLED))))]
 #[inline]
 fn copy_filled<'py>(
     _py: Python<'py>,
