@@ -36,6 +36,13 @@ settings.register_profile(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+# CI's other CPythons: the same properties, fewer examples (3.11 runs them at 200)
+settings.register_profile(
+    "quick",
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 TESTS = Path(__file__).resolve().parent
