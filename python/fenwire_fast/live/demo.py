@@ -42,7 +42,14 @@ if TYPE_CHECKING:
     from .hub import Hub
     from .spawn import LiveChild
 
-__all__ = ["run_demo", "DemoReport", "DemoSetupError", "default_config", "paced_config"]
+__all__ = ["run_demo", "DemoReport", "DemoSetupError", "default_config", "default_timeout", "paced_config"]
+
+#: the default ``timeout`` is this many seconds, plus :data:`TIMEOUT_PER_CHILD` per child
+TIMEOUT_BASE = 30.0
+#: what each child adds to the default ``timeout``: a 2-core machine started and drained 64
+#: children of the default scripts in 5.4-6.2 s (about 0.1 s a child), a busier one starts about 5
+#: a second (0.2 s a child); 0.5 s leaves room for both
+TIMEOUT_PER_CHILD = 0.5
 
 #: the object store of each node of the local cluster ``--ray`` starts (bytes; Ray's least is 75 MiB)
 OBJECT_STORE_BYTES = 100 * 1024 * 1024
@@ -58,6 +65,10 @@ _LETTER = {
     "failed": "X",
     "timed-out": "T",
 }
+
+
+#: the statuses a child ends in
+_ENDED = frozenset({"done", "cancelled", "failed", "timed-out"})
 
 
 def default_config(steps: int = 3, deltas: int = 1000, delta_bytes: int = 24, final_bytes: int = 200) -> MockConfig:
@@ -79,6 +90,12 @@ def paced_config(config: MockConfig, deltas: int = 20, delay: float = 0.005) -> 
     """The script of the children that get a control mid-turn (steered, followed up, finalized,
     cancelled): fewer deltas, each after ``delay`` seconds, so the control lands inside the turn."""
     return replace(config, deltas=deltas, delay=delay)
+
+
+def default_timeout(children: int) -> float:
+    """The seconds the demo waits for ``children`` children by default: :data:`TIMEOUT_BASE` plus
+    :data:`TIMEOUT_PER_CHILD` per child (34 s for 8 children, 158 s for 256)."""
+    return TIMEOUT_BASE + TIMEOUT_PER_CHILD * children
 
 
 def _role(index: int) -> str:
@@ -214,9 +231,6 @@ class _HubSource:
     def finished(self) -> bool:
         return self.hub.finished
 
-    def unfinished(self) -> int:
-        return len(self.hub.active)
-
 
 class _FleetSource:
     """The demo's children on the nodes of a Ray cluster, through a :class:`~fenwire_fast.fleet.Fleet`."""
@@ -254,9 +268,6 @@ class _FleetSource:
     @property
     def finished(self) -> bool:
         return bool(self.fleet.finished)
-
-    def unfinished(self) -> int:
-        return len(self.fleet.active)
 
 
 @dataclass
@@ -296,6 +307,8 @@ class DemoReport:
     parent_cpu_seconds: float = 0.0
     #: on Ray: the runs on each node, by node id (empty on a local hub)
     nodes: dict[str, list[str]] = field(default_factory=dict)
+    #: the runs still running when the timeout came (each killed on the way out)
+    unfinished: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -411,7 +424,19 @@ def _check_injection(t: _Track) -> list[str]:
     return [f"{t.child.run}: the {t.role} (seq {t.trigger_seq}) was neither injected nor started a turn"]
 
 
+def _exit_text(child: _Child) -> str:
+    """``exit code N``, or what stands for it while the child has not exited (``still exiting``
+    once it has said how it ended)."""
+    if child.returncode is not None:
+        return f"exit code {child.returncode}"
+    if child.finished:
+        return "exit code unknown"
+    return "still exiting" if child.status in _ENDED else "still running"
+
+
 def _check(tracks: list[_Track]) -> list[tuple[str, bool, list[str]]]:
+    """The four checks: rejections over every child, the rest over the children that finished (one
+    still running at a timeout is said once, by the timeout's check)."""
     checks: list[tuple[str, bool, list[str]]] = []
 
     rejections: list[str] = []
@@ -421,6 +446,7 @@ def _check(tracks: list[_Track]) -> list[tuple[str, bool, list[str]]]:
         for err in t.child.errors:
             rejections.append(f"{t.child.run}: event rejected: {err}")
     checks.append(("no rejections", not rejections, rejections))
+    tracks = [t for t in tracks if t.child.finished]
 
     exits: list[str] = []
     for t in tracks:
@@ -428,7 +454,7 @@ def _check(tracks: list[_Track]) -> list[tuple[str, bool, list[str]]]:
         want_code = 0 if t.expected_status == "done" else 1
         if child.status != t.expected_status or child.returncode != want_code:
             exits.append(
-                f"{child.run} ({t.role}): {child.status}, exit code {child.returncode}, "
+                f"{child.run} ({t.role}): {child.status}, {_exit_text(child)}, "
                 f"expected {t.expected_status} / {want_code}" + (f"; {child.error}" if child.error else "")
             )
         result = child.result
@@ -470,7 +496,7 @@ def run_demo(
     *,
     config: MockConfig | None = None,
     paced: MockConfig | None = None,
-    timeout: float = 50.0,
+    timeout: float | None = None,
     out: IO[str] | None = None,
     live: bool | None = None,
     interval: float | None = None,
@@ -484,8 +510,11 @@ def run_demo(
     ``config`` is the script of the children left alone (default :func:`default_config`), ``paced``
     that of the children that get controls mid-turn (default :func:`paced_config` of ``config``).
     ``ray``: run the children on a Ray cluster (see the module docstring): a local one of ``nodes``
-    nodes, or the one at ``address``. Raises :class:`DemoSetupError` when that cannot be had."""
+    nodes, or the one at ``address``. Raises :class:`DemoSetupError` when that cannot be had.
+    ``timeout``: give up after this many seconds (default :func:`default_timeout` of ``children``;
+    the time a Ray cluster takes to start or join is not counted)."""
     out = out if out is not None else sys.stdout
+    timeout = default_timeout(children) if timeout is None else timeout
     if ray:
         with _fleet_source(nodes, address, connect_timeout, out) as fleet_source:
             return _run(fleet_source, children, config, paced, timeout, out, live, interval)
@@ -563,14 +592,10 @@ def _run(
     progress.clear()  # the summary starts on a clean screen
     checks = _check(tracks)
     rejections = len(checks[0][2])
+    unfinished = [t.child.run for t in tracks if not t.child.finished]
     if timed_out:
         checks.insert(
-            0,
-            (
-                "finished within the timeout",
-                False,
-                [f"{source.unfinished()} children still running after {timeout:g} s"],
-            ),
+            0, (f"finished within the timeout ({timeout:g} s)", False, _timeout_lines(unfinished, tracks, children))
         )
     events, nbytes = _totals(tracks)
     placed: dict[str, list[str]] = {}
@@ -588,9 +613,34 @@ def _run(
         drain_seconds=last_event - (first_event if first_event is not None else last_event),
         parent_cpu_seconds=cpu,
         nodes=placed,
+        unfinished=unfinished,
     )
     _summary(out, report, tracks, IMPLEMENTATION, source if isinstance(source, _FleetSource) else None)
     return report
+
+
+def _named(head: str, runs: list[str], width: int) -> str:
+    """``head`` then as many of ``runs`` as fit in ``width`` (at least one), and how many more."""
+    line = head
+    for shown in range(1, len(runs) + 1):
+        rest = len(runs) - shown
+        candidate = head + " " + ", ".join(runs[:shown]) + (f" and {rest} more" if rest else "")
+        if shown > 1 and len(candidate) > width:
+            break
+        line = candidate
+    return line
+
+
+def _timeout_lines(unfinished: list[str], tracks: list[_Track], children: int) -> list[str]:
+    """What the timeout's check says: the children not finished (how many, the first few, and
+    that the other checks leave them out), and how many were never started."""
+    lines = []
+    if unfinished:
+        lines.append(_named(f"{len(unfinished)} not finished:", unfinished, _PROBLEM_WIDTH))
+        lines.append("killed at the timeout; their exits, events and acks are not checked")
+    if len(tracks) < children:
+        lines.append(f"{children - len(tracks)} never started")
+    return lines
 
 
 def _import_ray() -> Any:
@@ -776,6 +826,10 @@ def _joined(ray_module: Any, fleet_class: Any) -> Iterator[Any]:
         ray_module.shutdown()
 
 
+#: a check's problem line starts 9 columns in; it fits in 80
+_PROBLEM_WIDTH = 80 - 9
+
+
 def _summary(
     out: IO[str], report: DemoReport, tracks: list[_Track], implementation: str, fleet: _FleetSource | None = None
 ) -> None:
@@ -807,18 +861,32 @@ def _summary(
     w(f"  controls     {sent} sent; rejections {report.rejections}\n")
     counts = Counter(report.statuses.values())
     w("  exits        " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + "\n")
-    # every child when they are few; else the first eight and any that did not end as expected
-    listed = [t for i, t in enumerate(tracks) if len(tracks) <= 16 or i < 8 or t.child.status != t.expected_status]
+    # every child when they are few; else the first eight and any that finished but not as expected
+    # (the ones still running at a timeout are named by its check)
+    listed = [
+        t
+        for i, t in enumerate(tracks)
+        if len(tracks) <= 16 or i < 8 or (t.child.finished and t.child.status != t.expected_status)
+    ]
     for t in listed:
         child = t.child
         aborted = any(e["type"] == "turn-complete" and e.get("stop-reason") == "aborted" for e in t.events)
         note = " (mid-turn)" if t.role in ("finalize", "cancel") and aborted else ""
         w(
-            f"    {child.run:<10} {t.role:<9}{note:<11} {child.status:<10} exit code {child.returncode}  "
+            f"    {child.run:<10} {t.role:<9}{note:<11} {child.status:<10} {_exit_text(child)}  "
             f"turns {t.turns_done}  events {len(t.events)}" + (f"  node {t.node[:8]}" if t.node else "") + "\n"
         )
     if len(listed) < len(tracks):
-        w(f"    ... and {len(tracks) - len(listed)} more, each ended as expected\n")
+        shown = {id(t) for t in listed}
+        running = sum(1 for t in tracks if id(t) not in shown and not t.child.finished)
+        more = f"    ... and {len(tracks) - len(listed)} more"
+        if running == len(tracks) - len(listed):
+            more += ", not finished"
+        elif running:
+            more += f": {len(tracks) - len(listed) - running} ended as expected, {running} not finished"
+        else:
+            more += ", each ended as expected"
+        w(more + "\n")
     if fleet is not None:
         _node_lines(out, tracks, fleet.head)
     for name, passed, problems in report.checks:
