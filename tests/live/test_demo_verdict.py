@@ -58,7 +58,7 @@ def test_demo_verdict_follows_the_transcript(
     # the exits, answers and acks are all fine: the transcript oracle alone catches the sabotage
     assert order == [False], out
     assert [name for name, ok in verdicts.items() if not ok] == [n for n in verdicts if n.startswith(ORDER_CHECK)]
-    assert "turn 1" in out, out
+    assert "turn 1" in " ".join(out.split()), out  # a long problem line is wrapped at 80 columns
 
 
 class StuckChild:

@@ -26,6 +26,7 @@ import os
 import signal
 import socket
 import sys
+import textwrap
 import threading
 import time
 from collections import Counter
@@ -50,6 +51,9 @@ TIMEOUT_BASE = 30.0
 #: children of the default scripts in 5.4-6.2 s (about 0.1 s a child), a busier one starts about 5
 #: a second (0.2 s a child); 0.5 s leaves room for both
 TIMEOUT_PER_CHILD = 0.5
+
+#: the summary's width: every line fits in it (a longer one is wrapped)
+SUMMARY_WIDTH = 80
 
 #: the object store of each node of the local cluster ``--ray`` starts (bytes; Ray's least is 75 MiB)
 OBJECT_STORE_BYTES = 100 * 1024 * 1024
@@ -364,43 +368,62 @@ def _totals(tracks: list[_Track]) -> tuple[int, int]:
     return sum(len(t.events) for t in tracks), sum(t.bytes for t in tracks)
 
 
+def _wrap(items: Sequence[str], width: int, indent: str = "  ", sep: str = " ") -> list[str]:
+    """``items`` joined by ``sep`` on as few rows as fit in ``width``, each row after ``indent``
+    (an item is never split; one wider than ``width`` is left for the display to cut)."""
+    rows: list[str] = []
+    row = ""
+    for item in items:
+        if row and len(indent + row + sep + item) > width:
+            rows.append(indent + row)
+            row = ""
+        row = row + sep + item if row else item
+    if row:
+        rows.append(indent + row)
+    return rows
+
+
 def _show_progress(progress: Progress, tracks: list[_Track], total: int, force: bool = False) -> None:
-    """A head line (children by status, events, bytes, rate), then as much detail as the terminal
-    holds: a row per child when they all fit, else a letter per child in a grid as wide as the
-    terminal, else the head line alone. Nothing is ever wider or taller than the terminal."""
+    """A head line (children, events, bytes, rate, children by status), then as much detail as the
+    terminal holds: a row per child when they all fit, else a letter per child in a grid as wide as
+    the terminal, with its legend when there is room, else the head alone. Nothing is ever wider or
+    taller than the terminal: on a narrow one the children by status get rows of their own, by
+    letter when their names do not fit."""
     if not progress.due(force):
         return
     elapsed = progress.elapsed()
     events, nbytes = _totals(tracks)
     counts = Counter(t.child.status for t in tracks)
-    states = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+    states = [f"{k} {v}" for k, v in sorted(counts.items())]
     spawned = len(tracks)
     count = f"{spawned}/{total}" if spawned < total else f"{spawned}"
-    rows = [
-        f"[{elapsed:5.1f}s] {count} children | {events:,} events {nbytes / 1e6:.2f} MB "
-        f"{events / elapsed:,.0f}/s | {states}"
-    ]
+    head = f"[{elapsed:5.1f}s] {count} children | {events:,} events {nbytes / 1e6:.2f} MB {events / elapsed:,.0f}/s"
+    one_line = f"{head} | {', '.join(states)}"
     if not progress.live:
-        progress.show(rows)
+        progress.show([one_line])
         return
     width = progress.size()[0]
-    room = progress.rows_available() - 1
+    rows = [one_line]
+    if len(one_line) > width:
+        rows = [head, *_wrap([s + "," for s in states[:-1]] + states[-1:], width)]
+        if len(rows) > 2:  # the names take more than a row: the letters of the legend instead
+            rows = [head, *_wrap([f"{_LETTER.get(k, '?')} {v}" for k, v in sorted(counts.items())], width, sep="  ")]
+    room = progress.rows_available() - len(rows)
     if len(tracks) <= room:
         for t in tracks:
             rows.append(
-                f"  {t.child.run:<10} {t.role:<9} {t.child.status:<10} "
-                + (f"node {t.node[:8]} " if t.node else "")
-                + f"turns {t.turns_done:<2} events {len(t.events):>6} "
-                f"{_rate(t):>9,.0f} events/s"
+                f"  {t.child.run:<9} {t.role:<9} {t.child.status:<10} "
+                + (f"{t.node[:8]} " if t.node else "")
+                + f"turns {t.turns_done:>2} events {len(t.events):>7,} {_rate(t):>7,.0f}/s"
             )
     else:
         letters = "".join(_LETTER.get(t.child.status, "?") for t in tracks)
         per_row = max(1, min(width - 2, 100))
         grid = ["  " + letters[i : i + per_row] for i in range(0, len(letters), per_row)]
-        legend = "  " + " ".join(f"{_LETTER[k]}={k}" for k in _LETTER)
-        if len(grid) + 1 <= room:
+        legend = _wrap([f"{_LETTER[k]}={k}" for k in _LETTER], width)
+        if len(grid) + len(legend) <= room:
             rows.extend(grid)
-            rows.append(legend)
+            rows.extend(legend)
         elif len(grid) <= room:
             rows.extend(grid)
     progress.show(rows)
@@ -424,14 +447,20 @@ def _check_injection(t: _Track) -> list[str]:
     return [f"{t.child.run}: the {t.role} (seq {t.trigger_seq}) was neither injected nor started a turn"]
 
 
-def _exit_text(child: _Child) -> str:
-    """``exit code N``, or what stands for it while the child has not exited (``still exiting``
-    once it has said how it ended)."""
+def _exit_cell(child: _Child) -> str:
+    """A child's exit code, or what stands for it while the child has not exited (``still
+    exiting`` once it has said how it ended)."""
     if child.returncode is not None:
-        return f"exit code {child.returncode}"
+        return str(child.returncode)
     if child.finished:
-        return "exit code unknown"
+        return "unknown"
     return "still exiting" if child.status in _ENDED else "still running"
+
+
+def _exit_text(child: _Child) -> str:
+    """``exit code N``, or what stands for it while the child has not exited."""
+    cell = _exit_cell(child)
+    return f"exit code {cell}" if child.returncode is not None or child.finished else cell
 
 
 def _check(tracks: list[_Track]) -> list[tuple[str, bool, list[str]]]:
@@ -473,7 +502,7 @@ def _check(tracks: list[_Track]) -> list[tuple[str, bool, list[str]]]:
     for t in tracks:
         problems = check_transcript(t.config, t.events, controls=t.child.controls)
         order.extend(f"{t.child.run}: {p}" for p in problems)
-    checks.append(("every event arrived exactly once and in order (seq continuity, mock script)", not order, order))
+    checks.append(("every event arrived exactly once and in order (seq, mock script)", not order, order))
 
     acks: list[str] = []
     for t in tracks:
@@ -487,7 +516,7 @@ def _check(tracks: list[_Track]) -> list[tuple[str, bool, list[str]]]:
             acks.append(f"{t.child.run}: control {seq} never acknowledged")
         if t.role in ("steer", "follow-up") and t.trigger_seq:
             acks.extend(_check_injection(t))
-    checks.append(("every control acknowledged exactly once; each steer / follow-up took effect", not acks, acks))
+    checks.append(("every control acknowledged once; each steer / follow-up took effect", not acks, acks))
     return checks
 
 
@@ -615,7 +644,8 @@ def _run(
         nodes=placed,
         unfinished=unfinished,
     )
-    _summary(out, report, tracks, IMPLEMENTATION, source if isinstance(source, _FleetSource) else None)
+    width = min(SUMMARY_WIDTH, progress.size()[0]) if live else SUMMARY_WIDTH
+    _summary(out, report, tracks, IMPLEMENTATION, source if isinstance(source, _FleetSource) else None, width)
     return report
 
 
@@ -830,37 +860,72 @@ def _joined(ray_module: Any, fleet_class: Any) -> Iterator[Any]:
 _PROBLEM_WIDTH = 80 - 9
 
 
+def _fitted(line: str, width: int, indent: int) -> list[str]:
+    """``line`` as it is when it fits in ``width`` columns, else wrapped at spaces with the rows
+    after the first ``indent`` columns in (a word wider than a row is split)."""
+    if len(line) <= width:
+        return [line]
+    return textwrap.wrap(line, width, subsequent_indent=" " * indent, break_on_hyphens=False)
+
+
+def _counted(prefix: str, counts: Counter[str], width: int, indent: int) -> list[str]:
+    """``prefix`` then ``status n, ...``, on as many rows as fit in ``width``; a ``status n`` is
+    never split, and the rows after the first are ``indent`` columns in."""
+    items = [f"{k} {v}" for k, v in sorted(counts.items())]
+    items = [item + "," for item in items[:-1]] + items[-1:]
+    rows = [prefix]
+    for item in items:
+        if len(rows) == 1 and rows[0] == prefix:
+            rows[0] += item
+        elif len(rows[-1]) + 1 + len(item) > width:
+            rows.append(" " * indent + item)
+        else:
+            rows[-1] += " " + item
+    return rows
+
+
 def _summary(
-    out: IO[str], report: DemoReport, tracks: list[_Track], implementation: str, fleet: _FleetSource | None = None
+    out: IO[str],
+    report: DemoReport,
+    tracks: list[_Track],
+    implementation: str,
+    fleet: _FleetSource | None = None,
+    width: int = SUMMARY_WIDTH,
 ) -> None:
+    """The summary, every line at most ``width`` columns wide (a longer one is wrapped)."""
     secs = max(report.seconds, 1e-9)
-    w = out.write
+
+    def w(line: str, indent: int = 15) -> None:
+        for row in _fitted(line, width, indent):
+            out.write(row + "\n")
+
     where = ""
     if fleet is not None:
         count = len(fleet.fleet.nodes())
         where = f" on {count} Ray node{'s' if count != 1 else ''}"
-    w(f"\nfenwire demo: {report.children} children{where}, {implementation} backend, {report.seconds:.2f} s\n")
+    out.write("\n")
+    w(f"fenwire demo: {report.children} children{where}, {implementation} backend, {report.seconds:.2f} s", 2)
     if fleet is not None:
         how = f"joined {fleet.joined}" if fleet.joined is not None else "a local cluster, shut down at the end"
-        w(f"  ray          {how}; ready in {fleet.setup_seconds:.1f} s\n")
+        w(f"  ray          {how}; ready in {fleet.setup_seconds:.1f} s")
     drain = max(report.drain_seconds, 1e-9)
     w(
         f"  events       {report.events:,}: {report.events / secs:,.0f}/s overall, "
-        f"{report.events / drain:,.0f}/s first to last ({report.drain_seconds:.2f} s)\n"
+        f"{report.events / drain:,.0f}/s first to last ({report.drain_seconds:.2f} s)"
     )
     w(
         f"  bytes        {report.bytes:,}: {report.bytes / secs / 1e6:,.2f} MB/s overall, "
-        f"{report.bytes / drain / 1e6:,.2f} MB/s first to last\n"
+        f"{report.bytes / drain / 1e6:,.2f} MB/s first to last"
     )
     if report.events:
         w(
             f"  parent CPU   {report.parent_cpu_seconds:.2f} s, "
-            f"{report.parent_cpu_seconds / report.events * 1e6:.1f} us per event (spawning included)\n"
+            f"{report.parent_cpu_seconds / report.events * 1e6:.1f} us per event (spawning included)"
         )
     sent = sum(len(t.child.controls) for t in tracks)
-    w(f"  controls     {sent} sent; rejections {report.rejections}\n")
-    counts = Counter(report.statuses.values())
-    w("  exits        " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) + "\n")
+    w(f"  controls     {sent} sent; rejections {report.rejections}")
+    for line in _counted("  exits        ", Counter(report.statuses.values()), width, 15):
+        w(line)
     # every child when they are few; else the first eight and any that finished but not as expected
     # (the ones still running at a timeout are named by its check)
     listed = [
@@ -868,14 +933,15 @@ def _summary(
         for i, t in enumerate(tracks)
         if len(tracks) <= 16 or i < 8 or (t.child.finished and t.child.status != t.expected_status)
     ]
+    # a table: the widest cells (a role with its note, a node's id) still fit in 80 columns
+    row = "    {:<9} {:<18} {:<10} {:<13} {:>5} {:>7}"
+    w(row.format("run", "role", "status", "exit code", "turns", "events") + (" node" if fleet else ""), 6)
     for t in listed:
         child = t.child
         aborted = any(e["type"] == "turn-complete" and e.get("stop-reason") == "aborted" for e in t.events)
-        note = " (mid-turn)" if t.role in ("finalize", "cancel") and aborted else ""
-        w(
-            f"    {child.run:<10} {t.role:<9}{note:<11} {child.status:<10} {_exit_text(child)}  "
-            f"turns {t.turns_done}  events {len(t.events)}" + (f"  node {t.node[:8]}" if t.node else "") + "\n"
-        )
+        role = f"{t.role}, mid-turn" if t.role in ("finalize", "cancel") and aborted else t.role
+        cells = row.format(child.run, role, child.status, _exit_cell(child), t.turns_done, f"{len(t.events):,}")
+        w(cells + (f" {t.node[:8]}" if t.node else ""), 6)
     if len(listed) < len(tracks):
         shown = {id(t) for t in listed}
         running = sum(1 for t in tracks if id(t) not in shown and not t.child.finished)
@@ -886,31 +952,29 @@ def _summary(
             more += f": {len(tracks) - len(listed) - running} ended as expected, {running} not finished"
         else:
             more += ", each ended as expected"
-        w(more + "\n")
+        w(more, 6)
     if fleet is not None:
-        _node_lines(out, tracks, fleet.head)
+        _node_lines(w, tracks, fleet.head, width)
     for name, passed, problems in report.checks:
-        w(f"  [{'ok' if passed else 'FAIL'}] {name}\n")
+        w(f"  [{'ok' if passed else 'FAIL'}] {name}", 9)
         for problem in problems[:10]:
-            w(f"         {problem}\n")
+            w(f"         {problem}", 11)
         if len(problems) > 10:
-            w(f"         ... and {len(problems) - 10} more\n")
-    w("PASS\n" if report.ok else "FAIL\n")
+            w(f"         ... and {len(problems) - 10} more", 11)
+    w("PASS" if report.ok else "FAIL")
     out.flush()
 
 
-def _node_lines(out: IO[str], tracks: list[_Track], head: str | None) -> None:
+def _node_lines(w: Callable[[str, int], None], tracks: list[_Track], head: str | None, width: int) -> None:
     """One line per node that ran children: how many, their events, how they ended."""
     by_node: dict[str, list[_Track]] = {}
     for t in tracks:
         by_node.setdefault(t.node or "?", []).append(t)
-    out.write(f"  nodes        {len(by_node)} ran children\n")
+    w(f"  nodes        {len(by_node)} ran children", 15)
     for node, on_node in by_node.items():
         label = node[:8] + (" (head)" if node == head else "")
         statuses = Counter(t.child.status for t in on_node)
         events = sum(len(t.events) for t in on_node)
-        out.write(
-            f"    node {label:<15} children {len(on_node):<3} events {events:>8,}  "
-            + ", ".join(f"{k} {v}" for k, v in sorted(statuses.items()))
-            + "\n"
-        )
+        prefix = f"    node {label:<15} children {len(on_node):<3} events {events:>8,}  "
+        for line in _counted(prefix, statuses, width, 8):
+            w(line, 8)
