@@ -215,3 +215,26 @@ def test_the_summary_fits_80_columns(children: int, node: bool) -> None:
     if node:
         assert re.search(r"^    node fe61fb93 \(head\) +children", text, re.M), text
         assert re.search(r"^    child-2 .* bcc9b9f5$", text, re.M), text
+
+
+def test_a_rate_is_shown_once_it_means_something() -> None:
+    """A child's row gives no rate (``-``) until its events span half a second, running or
+    finished, and counts its turns as ``turns done``: a child in its first turn has done none."""
+    rows: list[str] = []
+    progress = Progress(io.StringIO(), live=True, interval=0.0, size=(80, 24))
+    progress.show = rows.extend  # type: ignore[method-assign]
+    now = 1000.0
+    tracks = _tracks(5, 0)
+    # (events, seconds from the first to now or to the last, finished)
+    spans = [(1, 0.001, False), (40, 0.49, False), (1_000, 2.0, False), (3_033, 0.2, True), (90, 0.6, True)]
+    for t, (events, span, finished) in zip(tracks, spans, strict=True):
+        t.child.status, t.child.finished = ("done" if finished else "running"), finished
+        t.events = [{}] * events
+        t.first_at = now - span if not finished else 900.0
+        t.last_at = now if not finished else 900.0 + span
+        t.turns_done = 1 if finished else 0
+    demo._show_progress(progress, tracks, 5, force=True, now=now)
+    table = rows[_head_rows(rows) :]
+    assert [row.split()[-1] for row in table] == ["-", "-", "500/s", "-", "150/s"], table
+    assert all(re.search(r" turns done +[01] events ", row) for row in table), table
+    assert "running    turns done  0 events       1         -" in table[0], table

@@ -355,12 +355,18 @@ def _close_idle(tracks: list[_Track]) -> None:
             child.close()
 
 
-def _rate(t: _Track) -> float:
-    """A child's events per second, from its first event to its last (or to now while it runs)."""
-    if not t.events:
-        return 0.0
-    end = t.last_at if t.child.finished else time.monotonic()
-    return len(t.events) / max(end - t.first_at, 1e-3)
+#: a child's rate is shown once its events span this many seconds (before, one read of a few
+#: events over a millisecond would read as thousands a second)
+RATE_MIN_SECONDS = 0.5
+
+
+def _rate(t: _Track, now: float) -> str:
+    """A child's events per second, from its first event to its last (or to ``now`` while it runs),
+    as ``1,234/s``; ``-`` until that span is :data:`RATE_MIN_SECONDS` long."""
+    span = (t.last_at if t.child.finished else now) - t.first_at
+    if not t.events or span < RATE_MIN_SECONDS:
+        return "-"
+    return f"{len(t.events) / span:,.0f}/s"
 
 
 def _totals(tracks: list[_Track]) -> tuple[int, int]:
@@ -383,14 +389,19 @@ def _wrap(items: Sequence[str], width: int, indent: str = "  ", sep: str = " ") 
     return rows
 
 
-def _show_progress(progress: Progress, tracks: list[_Track], total: int, force: bool = False) -> None:
+def _show_progress(
+    progress: Progress, tracks: list[_Track], total: int, force: bool = False, now: float | None = None
+) -> None:
     """A head line (children, events, bytes, rate, children by status), then as much detail as the
     terminal holds: a row per child when they all fit, else a letter per child in a grid as wide as
     the terminal, with its legend when there is room, else the head alone. Nothing is ever wider or
     taller than the terminal: on a narrow one the children by status get rows of their own, by
-    letter when their names do not fit."""
+    letter when their names do not fit. A child's row says its turns done (the one running is not
+    counted) and its rate once it means something (see :func:`_rate`; ``now``: the time it is
+    taken at, by default the clock's)."""
     if not progress.due(force):
         return
+    now = time.monotonic() if now is None else now
     elapsed = progress.elapsed()
     events, nbytes = _totals(tracks)
     counts = Counter(t.child.status for t in tracks)
@@ -414,7 +425,7 @@ def _show_progress(progress: Progress, tracks: list[_Track], total: int, force: 
             rows.append(
                 f"  {t.child.run:<9} {t.role:<9} {t.child.status:<10} "
                 + (f"{t.node[:8]} " if t.node else "")
-                + f"turns {t.turns_done:>2} events {len(t.events):>7,} {_rate(t):>7,.0f}/s"
+                + f"turns done {t.turns_done:>2} events {len(t.events):>7,} {_rate(t, now):>9}"
             )
     else:
         letters = "".join(_LETTER.get(t.child.status, "?") for t in tracks)
