@@ -9,6 +9,7 @@ and after the run the summary stands on a clean screen.
 from __future__ import annotations
 
 import io
+import re
 from types import SimpleNamespace
 from typing import Any
 
@@ -54,6 +55,18 @@ def _tracks(n: int, tick: int) -> list[Any]:
     return tracks
 
 
+def _head_rows(rows: list[str]) -> int:
+    """How many rows the head takes: its first, then the children by status when they have rows
+    of their own (``done 3, running 2`` or ``D 3  R 2``)."""
+    head = 1
+    while head < len(rows) and STATE_ROW.fullmatch(rows[head]):
+        head += 1
+    return head
+
+
+STATE_ROW = re.compile(r"  (([a-z-]+|[srRcFDCXT]) \d+(, |  )?)+")
+
+
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
 @pytest.mark.parametrize("children", [8, 64, 256])
 def test_every_frame_fits_and_nothing_stale_remains(size: tuple[int, int], children: int) -> None:
@@ -79,14 +92,12 @@ def test_every_frame_fits_and_nothing_stale_remains(size: tuple[int, int], child
         drawn = rows[: lines - 1]
         assert len(screen) == len(drawn) <= lines - 1, (tick, screen)
         for want, got in zip(drawn, screen, strict=True):
-            if len(want) <= columns:
-                assert got == want.rstrip(), (want, got)
-            else:  # cut to the width with an ellipsis, never wrapped onto the next line
-                assert len(got) <= columns and got.endswith("…") and want.startswith(got[:-1]), (want, got)
-        if spawned <= lines - 2:
-            assert len(drawn) == 1 + spawned  # a row per child when they fit
+            assert len(want) <= columns and got == want.rstrip(), (want, got)  # nothing to cut
+        head = _head_rows(drawn)
+        if spawned <= lines - 1 - head:
+            assert len(drawn) == head + spawned  # a row per child when they fit
         else:
-            letters = "".join(row.strip() for row in drawn[1:] if "=" not in row)
+            letters = "".join(row.strip() for row in drawn[head:] if "=" not in row)
             assert len(drawn) > 1 and set(letters) <= set("srRcFDCXT"), drawn
     progress.clear()
     assert term.shown() == []  # the live rows are gone
@@ -117,3 +128,113 @@ def test_plain_progress_writes_lines_and_nothing_else() -> None:
     demo._show_progress(progress, _tracks(64, 1), 64, force=True)
     text = out.getvalue()
     assert text.count("\n") == 1 and "\x1b" not in text and "64 children" in text
+
+
+NODES = ["fe61fb93a7c24d1e8b0f", "bcc9b9f5e1d04c2a9f3b"]
+
+
+def _busy_tracks(n: int, node: bool) -> list[Any]:
+    """Children in every status, with long runs, many events and a node each (as on Ray)."""
+    tracks = _tracks(n, 3)
+    for i, t in enumerate(tracks):
+        t.child.run = f"child-{i + 1:<3}".rstrip() if n < 1000 else f"child-{i + 1}"
+        t.events = [{"type": "turn-complete", "stop-reason": "aborted"}] * (123_456 + i)
+        t.turns_done = 12
+        t.node = NODES[i % 2] if node else None
+    return tracks
+
+
+@pytest.mark.parametrize("node", [False, True], ids=["hub", "ray"])
+@pytest.mark.parametrize(("children", "lines"), [(8, 24), (16, 24), (256, 24), (256, 12)])
+def test_the_live_display_fits_80_columns(children: int, lines: int, node: bool) -> None:
+    """At 80 columns every row of the head, the per-child table, the grid and the legend fits: the
+    children by status get rows of their own, and the legend is wrapped, not cut."""
+    term = Terminal(80, lines)
+    progress = Progress(term, live=True, interval=0.0, size=(80, lines))
+    rows: list[str] = []
+    progress.show = rows.extend  # type: ignore[method-assign]
+    tracks = _busy_tracks(children, node)
+    demo._show_progress(progress, tracks, children + 1, force=True)
+    assert rows and all(len(row) <= 80 for row in rows), [row for row in rows if len(row) > 80]
+    head = _head_rows(rows)
+    said = " ".join(rows[1:head]).replace(",", "").split()
+    present = {t.child.status for t in tracks}
+    # every status there is, by name, or by letter when the names take more than a row
+    assert set(said[::2]) in (present, {demo._LETTER[s] for s in present}), rows
+    if children <= lines - 1 - head:
+        assert len(rows) == head + children and all(row.startswith("  child-") for row in rows[head:])
+    elif lines == 24:
+        legend = " ".join(rows[-2:])
+        assert all(f"{demo._LETTER[s]}={s}" in legend for s in STATUSES), rows  # the whole legend
+
+
+@pytest.mark.parametrize("node", [False, True], ids=["hub", "ray"])
+@pytest.mark.parametrize("children", [8, 256])
+def test_the_summary_fits_80_columns(children: int, node: bool) -> None:
+    """Every line of the summary fits in 80 columns: the table of children (a role with its note,
+    a node's id, a child still running), the statuses, the nodes, and every check with its
+    problems, long ones wrapped."""
+    tracks = _busy_tracks(children, node)
+    for i, t in enumerate(tracks):
+        t.child.finished = i % 3 != 0
+        t.child.returncode = -15 if t.child.finished else None
+        t.child.controls = {1: None, 2: None}
+    problem = "child-1: " + "turn 1: expected assistant-text-delta seq 12, got tool-call seq 13; " * 3
+    report = demo.DemoReport(
+        children=children,
+        seconds=123.45,
+        events=sum(len(t.events) for t in tracks),
+        bytes=123_456_789_012,
+        rejections=0,
+        statuses={t.child.run: t.child.status for t in tracks},
+        checks=[
+            (
+                "finished within the timeout (158 s)",
+                False,
+                demo._timeout_lines([t.child.run for t in tracks], tracks, 999),
+            ),
+            ("no rejections", True, []),
+            ("every child exited as expected, done runs with the right answer", False, [problem] * 12),
+            ("every event arrived exactly once and in order (seq, mock script)", True, []),
+            ("every control acknowledged once; each steer / follow-up took effect", True, []),
+        ],
+        drain_seconds=99.99,
+        parent_cpu_seconds=12.34,
+    )
+    fleet = SimpleNamespace(fleet=SimpleNamespace(nodes=lambda: NODES), joined=None, setup_seconds=4.5, head=NODES[0])
+    out = io.StringIO()
+    demo._summary(out, report, tracks, "python", fleet if node else None)  # type: ignore[arg-type]
+    text = out.getvalue()
+    assert all(len(line) <= 80 for line in text.splitlines()), [line for line in text.splitlines() if len(line) > 80]
+    assert re.search(
+        r"^    child-1 +finalize, mid-turn +closing +still running +12 +123,456( fe61fb93)?$", text, re.M
+    ), text
+    assert ("still exiting" in text) and ("None" not in text), text
+    assert text.count("  [ok] ") == 3 and text.count("  [FAIL] ") == 2, text
+    assert " ".join(text.split()).count(" ".join(problem.split())) == 10, text  # wrapped, never cut
+    if node:
+        assert re.search(r"^    node fe61fb93 \(head\) +children", text, re.M), text
+        assert re.search(r"^    child-2 .* bcc9b9f5$", text, re.M), text
+
+
+def test_a_rate_is_shown_once_it_means_something() -> None:
+    """A child's row gives no rate (``-``) until its events span half a second, running or
+    finished, and counts its turns as ``turns done``: a child in its first turn has done none."""
+    rows: list[str] = []
+    progress = Progress(io.StringIO(), live=True, interval=0.0, size=(80, 24))
+    progress.show = rows.extend  # type: ignore[method-assign]
+    now = 1000.0
+    tracks = _tracks(5, 0)
+    # (events, seconds from the first to now or to the last, finished)
+    spans = [(1, 0.001, False), (40, 0.49, False), (1_000, 2.0, False), (3_033, 0.2, True), (90, 0.6, True)]
+    for t, (events, span, finished) in zip(tracks, spans, strict=True):
+        t.child.status, t.child.finished = ("done" if finished else "running"), finished
+        t.events = [{}] * events
+        t.first_at = now - span if not finished else 900.0
+        t.last_at = now if not finished else 900.0 + span
+        t.turns_done = 1 if finished else 0
+    demo._show_progress(progress, tracks, 5, force=True, now=now)
+    table = rows[_head_rows(rows) :]
+    assert [row.split()[-1] for row in table] == ["-", "-", "500/s", "-", "150/s"], table
+    assert all(re.search(r" turns done +[01] events ", row) for row in table), table
+    assert "running    turns done  0 events       1         -" in table[0], table

@@ -270,7 +270,7 @@ def child_main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | N
 
 def demo_main(argv: Sequence[str] | None = None) -> int:
     """``fenwire demo``: returns 0 when every check passes, 1 otherwise."""
-    from .live.demo import DemoSetupError, default_config, paced_config, run_demo
+    from .live.demo import TIMEOUT_BASE, TIMEOUT_PER_CHILD, DemoSetupError, default_config, paced_config, run_demo
 
     parser = argparse.ArgumentParser(
         prog="fenwire demo",
@@ -296,7 +296,12 @@ def demo_main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--delta-bytes", type=int, default=24, help="bytes per delta (default 24)")
     parser.add_argument("--final-bytes", type=int, default=200, help="bytes of each final answer (default 200)")
-    parser.add_argument("--timeout", type=float, default=50.0, help="give up after this many seconds")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help=f"give up after this many seconds (default {TIMEOUT_BASE:g} plus {TIMEOUT_PER_CHILD:g} per child)",
+    )
     parser.add_argument("--plain", action="store_true", help="plain progress lines even on a terminal")
     ray = parser.add_argument_group("on a Ray cluster (pip install 'fenwire_fast[ray]')")
     ray.add_argument(

@@ -1,9 +1,12 @@
-"""``fenwire demo``'s Ray options, where no cluster is needed: misuse is a parser error (exit 2),
-and ``--ray`` without Ray installed says so in one line (exit 1). Ray need not be installed."""
+"""``fenwire demo``'s options, where no child or cluster is needed: misuse of the Ray options is a
+parser error (exit 2), ``--ray`` without Ray installed says so in one line (exit 1), and the
+default ``--timeout`` grows with ``--children``. Ray need not be installed."""
 
 from __future__ import annotations
 
 import sys
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from fenwire_fast import cli
@@ -35,3 +38,22 @@ def test_ray_missing_is_one_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest
     out, err = capsys.readouterr()
     assert out == ""
     assert err == "fenwire demo: --ray needs Ray: pip install 'fenwire_fast[ray]'\n"
+
+
+@pytest.mark.parametrize(("argv", "timeout"), [([], 34.0), (["--children", "256"], 158.0), (["--timeout", "7"], 7.0)])
+def test_the_default_timeout_grows_with_the_children(
+    argv: list[str], timeout: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without ``--timeout`` the demo waits 30 s plus 0.5 s per child; ``--timeout`` overrides it."""
+    from fenwire_fast.live import demo
+
+    seen: list[float] = []
+
+    def fake_run(source: Any, children: int, config: Any, paced: Any, timeout: float, *rest: Any) -> Any:
+        seen.append(timeout)
+        return SimpleNamespace(ok=True)
+
+    monkeypatch.setattr(demo, "_run", fake_run)
+    assert cli.main(["demo", *argv, "--plain"]) == 0
+    assert seen == [timeout]
+    assert demo.default_timeout(8) == 34.0

@@ -85,7 +85,7 @@ def test_demo_on_a_local_cluster(
         total.group(1).replace(",", "")
     )
     ids = {m.group(1) for m in nodes}
-    rows = re.findall(r"^    child-\d .* node ([0-9a-f]{8})$", out, re.M)
+    rows = re.findall(r"^    child-\d .* ([0-9a-f]{8})$", out, re.M)  # the table's last column
     assert len(rows) == 4 and set(rows) == ids, out
     assert "Traceback" not in err, err
     assert handlers == [cli._terminated] * 4

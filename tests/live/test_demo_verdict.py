@@ -3,17 +3,22 @@ reorders one event: its verdict rests on the transcript oracle, not only on the 
 
 The demo runs in-process (``fenwire_fast.cli.main``); the hub's ``spawn`` is wrapped so every child
 runs ``live_agents:sabotaged`` (the mock agent with one event of turn 1 tampered with), on the
-demo's own scripts. The ``none`` run is the control: the same path, no sabotage, PASS.
+demo's own scripts. The ``none`` run is the control: the same path, no sabotage, PASS. A run that
+times out says so once, naming the children still running, on a clock the test moves.
 """
 
 from __future__ import annotations
 
+import io
 import re
 import sys
+import time
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from fenwire_fast import cli
+from fenwire_fast.live import demo
 from fenwire_fast.live import hub as hub_module
 from live_harness import child_env
 
@@ -53,4 +58,61 @@ def test_demo_verdict_follows_the_transcript(
     # the exits, answers and acks are all fine: the transcript oracle alone catches the sabotage
     assert order == [False], out
     assert [name for name, ok in verdicts.items() if not ok] == [n for n in verdicts if n.startswith(ORDER_CHECK)]
-    assert "turn 1" in out, out
+    assert "turn 1" in " ".join(out.split()), out  # a long problem line is wrapped at 80 columns
+
+
+class StuckChild:
+    """A child that never writes nor exits (what a child not yet done looks like at a timeout)."""
+
+    def __init__(self, run: str) -> None:
+        self.run = run
+        self.status, self.error, self.finished, self.idle, self.returncode = "running", None, False, False, None
+        self.controls: dict[int, Any] = {}
+        self.rejected: list[Any] = []
+        self.errors: list[str] = []
+        self.result = self.final_text = None
+        self.bytes = 0
+
+
+class StuckSource:
+    """A source of stuck children whose ``sleep`` moves the demo's clock on instead of waiting."""
+
+    lost: tuple[type[BaseException], ...] = ()
+
+    def __init__(self, clock: list[float]) -> None:
+        self.clock = clock
+        self.children: list[StuckChild] = []
+
+    def spawn(self, prompt: str, mock: Any) -> StuckChild:
+        self.children.append(StuckChild(f"child-{len(self.children) + 1}"))
+        return self.children[-1]
+
+    def poll(self) -> list[Any]:
+        return []
+
+    def sleep(self, timeout: float) -> None:
+        self.clock[0] += 10.0
+
+    @property
+    def finished(self) -> bool:
+        return False
+
+
+def test_a_timeout_names_the_children_still_running_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At the timeout, one failed check says how many children did not finish and names a few;
+    the other checks leave them out (no line per child), and no exit code reads ``None``."""
+    clock = [1000.0]
+    monkeypatch.setattr(demo, "time", SimpleNamespace(monotonic=lambda: clock[0], process_time=time.process_time))
+    out = io.StringIO()
+    report = demo._run(StuckSource(clock), 40, None, None, 25.0, out, False, None)
+    text = out.getvalue()
+    assert not report.ok and report.unfinished == [f"child-{i}" for i in range(1, 41)]
+    checks = re.findall(r"^  \[(ok|FAIL)\] (.*)$", text, re.M)
+    assert checks[0] == ("FAIL", "finished within the timeout (25 s)"), text
+    assert [verdict for verdict, _ in checks[1:]] == ["ok"] * 4, text
+    said = text.split("[FAIL] finished within the timeout (25 s)\n", 1)[1].split("  [ok]", 1)[0].splitlines()
+    assert re.fullmatch(r" {9}40 not finished: child-1, child-2, child-3(, child-\d+)* and \d+ more", said[0]), said
+    assert said[1:] == ["         killed at the timeout; their exits, events and acks are not checked"], said
+    assert "None" not in text and text.count("still running") == 8, text  # a row for each of the first 8
+    assert "    ... and 32 more, not finished\n" in text, text
+    assert text.rstrip().endswith("FAIL")
