@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from ._fast_checks import FAST_CHECKS, NO_FAST_CHECKS
 from ._schema import CONTROL_SCHEMAS, ENUMS, EVENT_SCHEMAS, Schema
 from ._types import (
     CONTROL_TYPE_ORDER,
@@ -199,39 +200,18 @@ _KINDS: dict[str, tuple[Callable[[object], bool], Callable[[object, str], list[t
 }
 
 
-_FAST_TYPES: dict[str, type] = {"string": str, "boolean": bool, "integer": int}
-
-
 class _Checker:
-    """A schema compiled for fast checks: a dict of field -> predicate for the happy path, and the
-    ordered field list to report errors in a fixed order."""
+    """A schema ready for the full check: a dict of field -> predicate to find a fault, and the
+    ordered field list to report errors in a fixed order (the drain's fast checks are in
+    ``_fast_checks``)."""
 
-    __slots__ = ("required", "fields", "predicates", "fast", "is_ack")
+    __slots__ = ("required", "fields", "predicates", "is_ack")
 
     def __init__(self, type_name: str, schema: Schema) -> None:
         self.required = schema.required
         self.fields = tuple((name, _KINDS[kind]) for name, kind in schema.fields)
         self.predicates = {name: _KINDS[kind][0] for name, kind in schema.fields if kind != "any"}
-        # For the hot path: field -> the one exact type that is surely valid (a value of another
-        # type goes through the full check), or the predicate itself.
-        self.fast: dict[str, Any] = {
-            name: _FAST_TYPES.get(kind, _KINDS[kind][0]) for name, kind in schema.fields if kind != "any"
-        }
         self.is_ack = type_name == "control-ack"
-
-    def fast_ok(self, msg: dict[str, Any]) -> bool:
-        """True when ``msg`` is surely valid; False means "run :meth:`errors`"."""
-        fast = self.fast
-        for key, value in msg.items():
-            want = fast.get(key)
-            if want is not None and type(value) is not want and (want.__class__ is type or not want(value)):
-                return False
-        for name in self.required:
-            if name not in msg:
-                return False
-        if self.is_ack and "ref" not in msg:
-            return msg.get("status") == "rejected"
-        return True
 
     def errors(self, msg: dict[str, Any]) -> list[tuple[str, str]]:
         predicates = self.predicates
@@ -583,6 +563,9 @@ class Framer:
         pieces = data.split(b"\n")
         tail = pieces.pop()
         cap = self.max_line_bytes
+        if len(data) < cap:  # then no piece can reach the cap: nothing to cut
+            self._buf = tail
+            return pieces
         lines = [piece if len(piece) < cap else piece[:cap] for piece in pieces]
         if len(tail) >= cap:
             lines.append(tail[:cap])
@@ -777,51 +760,49 @@ class Receiver:
         :attr:`run` are appended to it."""
         self._plain = False
         out: list[Any] = []
+        append = out.append
         run = self._run
         accepted = 0
-        append = out.append
-        receive = self._receive
-        checkers = _DIRECTION_TABLES[self.direction][0] if self.direction in _DIRECTION_TABLES else {}
+        fast = FAST_CHECKS.get(self.direction, NO_FAST_CHECKS)  # a direction set later may be wrong
+        shapes = fast.shapes
         loads = _loads
-        for line in self._framer.feed(data):
-            if not line:
-                continue
-            # Fast path for the common case: a well-formed, valid, in-order message with an int
-            # seq. Anything else takes the full path below, which decides every detail.
-            if len(line) < MAX_LINE_BYTES:
-                try:
-                    msg = loads(line)
-                except _JSONDecodeError:
-                    msg = None
-                if type(msg) is dict:
-                    seq = msg.get("seq")
-                    type_name: Any = msg.get("type")
-                    checker = checkers.get(type_name) if type(type_name) is str else None
-                    if (
-                        checker is not None
-                        and type(seq) is int
-                        and self.seq < seq <= MAX_SAFE_INTEGER
-                        and type(msg.get("run")) is str
-                        and msg.get("v") == VERSION
-                        and type(msg["v"]) is int
-                        and checker.fast_ok(msg)
-                    ):
-                        self.seq = seq
+        cap = MAX_LINE_BYTES
+        last = self.seq
+        try:
+            for line in self._framer.feed(data):
+                # The common case: a well-formed, valid, in-order message, surely so by its
+                # shape's or type's fast check. Anything else takes the full path, which decides
+                # every detail.
+                if len(line) < cap:
+                    try:
+                        seq = shapes[(msg := loads(line))["type"]](msg, last) or fast.check(msg, last)
+                    except _JSONDecodeError:
+                        if not line:
+                            continue  # empty lines are skipped
+                        seq = 0
+                    except (KeyError, TypeError):  # no shape for the type, no str type, not a dict
+                        seq = fast.check(msg, last)
+                    if seq:
+                        last = seq
                         if foreign is not None:
                             if msg["run"] != run:
                                 foreign.append(accepted)
                             accepted += 1
-                        append(Scanned(type_name, seq, line) if scanned else msg)
+                        append(Scanned(msg["type"], last, line) if scanned else msg)
                         continue
-            msg, rejection = receive(line)
-            if msg is None:
-                append(rejection)
-            else:
-                if foreign is not None:
-                    if msg["run"] != run:
-                        foreign.append(accepted)
-                    accepted += 1
-                append(Scanned(msg["type"], self.seq, line) if scanned else msg)
+                self.seq = last
+                msg, rejection = self._receive(line)
+                last = self.seq
+                if msg is None:
+                    append(rejection)
+                else:
+                    if foreign is not None:
+                        if msg["run"] != run:
+                            foreign.append(accepted)
+                        accepted += 1
+                    append(Scanned(msg["type"], last, line) if scanned else msg)
+        finally:
+            self.seq = last
         return out
 
 
