@@ -13,8 +13,11 @@ import pytest
 
 STUB = Path(fenwire_fast.__file__).with_name("_native.pyi")
 FUNCTIONS = ["decode", "validate", "encode", "message", "rejection_ack", "utf8_prefix", "truncate_line", "scrub"]
-METHODS = {
-    "Sender": ["next"],
+#: Every public method and attribute of each class: ``test_every_public_member_has_a_docstring``
+#: checks that this lists them all, so the test below compares each across the two backends and
+#: the stub.
+MEMBERS = {
+    "Sender": ["next", "direction", "run", "seq"],
     "Receiver": [
         "receive",
         "feed",
@@ -25,11 +28,13 @@ METHODS = {
         "buffered",
         "direction",
         "seq",
+        "run",
+        "plain",
     ],
-    "Framer": ["feed", "buffered"],
-    "ScanBatch": ["line"],
+    "Framer": ["feed", "buffered", "max_line_bytes"],
+    "ScanBatch": ["line", "slice", "lines", "ends", "seqs", "types", "rejections", "foreign"],
 }
-NAMES = FUNCTIONS + list(METHODS) + [f"{c}.{m}" for c, ms in METHODS.items() for m in ms]
+NAMES = FUNCTIONS + list(MEMBERS) + [f"{c}.{m}" for c, ms in MEMBERS.items() for m in ms]
 
 
 def _get(module: ModuleType, name: str) -> object:
@@ -57,6 +62,18 @@ def test_every_public_name_is_documented_alike(pure: ModuleType, native: ModuleT
     assert want, f"_pure.{name} has no docstring"
     assert inspect.getdoc(_get(native, name)) == want
     assert _stub_docs().get(name) == want
+
+
+@pytest.mark.parametrize("cls", list(MEMBERS))
+def test_every_public_member_has_a_docstring(backend: ModuleType, cls: str) -> None:
+    """Each public method and data attribute (a slot, property or PyO3 getter) has a docstring that
+    ``help()`` shows, and is listed in ``MEMBERS``, so the test above holds it equal on both backends
+    and in the stub."""
+    klass = getattr(backend, cls)
+    public = [name for name in dir(klass) if not name.startswith("_")]
+    undocumented = [name for name in public if not inspect.getdoc(getattr(klass, name))]
+    assert not undocumented, f"{backend.__name__}.{cls}: no docstring for {undocumented}"
+    assert sorted(public) == sorted(MEMBERS[cls])
 
 
 def test_help_shows_the_docstring_with_the_package_backend() -> None:

@@ -75,10 +75,24 @@ def _tables() -> dict[str, Any]: ...  # the Rust copies of the protocol tables, 
 class Sender:
     """Stamps outgoing messages with strictly increasing ``seq`` values, starting at 1."""
 
-    direction: Any
-    run: Any
-    seq: int
     def __new__(cls, direction: Any, run: Any) -> Self: ...
+    @property
+    def direction(self) -> Any:
+        """The direction the messages are encoded in: ``"event"`` (a child's events) or ``"control"`` (a parent's controls)."""
+    @direction.setter
+    def direction(self, direction: Any) -> None: ...
+    @property
+    def run(self) -> Any:
+        """The ``run`` every message is stamped with (a ``str``)."""
+    @run.setter
+    def run(self, run: Any) -> None: ...
+    @property
+    def seq(self) -> int:
+        """The last ``seq`` stamped (an ``int``, 0 before any): :meth:`next` stamps ``seq + 1`` and
+        stores it only when a line was produced. May be set by hand.
+        """
+    @seq.setter
+    def seq(self, seq: int) -> None: ...
     def next(self, type: object, payload: object = None) -> tuple[bytes | None, Rejection | None]:
         """Build, validate and encode the next message; ``seq`` advances only when a line was
         produced. Returns ``(line_bytes, None)`` or ``(None, rejection)``.
@@ -187,7 +201,11 @@ class Framer:
 
     def __new__(cls, max_line_bytes: int = 65536) -> Self: ...
     @property
-    def max_line_bytes(self) -> int: ...
+    def max_line_bytes(self) -> int:
+        """The line cap, in bytes (a positive ``int``, 65536 by default): a line that reaches it
+        without a newline comes out once, as its first ``max_line_bytes`` bytes, and the rest of it
+        up to its newline is skipped.
+        """
     @property
     def buffered(self) -> int:
         """Bytes of an unterminated line held for the next feed."""
@@ -213,17 +231,31 @@ class ScanBatch:
     """
 
     @property
-    def lines(self) -> bytes: ...
+    def lines(self) -> bytes:
+        r"""The accepted lines as one ``bytes``, each followed by ``b"\n"``."""
     @property
-    def ends(self) -> array[int]: ...
+    def ends(self) -> array[int]:
+        """Each accepted line's end offset in ``lines``, in bytes, after its newline, as an
+        ``array("Q")``.
+        """
     @property
-    def seqs(self) -> array[int]: ...
+    def seqs(self) -> array[int]:
+        """Each accepted line's ``seq``, as an ``array("Q")``."""
     @property
-    def types(self) -> bytes: ...
+    def types(self) -> bytes:
+        """Each accepted line's type, one byte per line: its index in ``EVENT_TYPE_ORDER`` or
+        ``CONTROL_TYPE_ORDER`` (by the receiver's direction), as ``bytes``.
+        """
     @property
-    def rejections(self) -> list[tuple[int, Rejection]]: ...
+    def rejections(self) -> list[tuple[int, Rejection]]:
+        """The rejected lines, as a ``list`` of ``(n, rejection)`` pairs, ``n`` being the number of
+        accepted lines before the rejection.
+        """
     @property
-    def foreign(self) -> list[int]: ...
+    def foreign(self) -> list[int]:
+        """The indices of the accepted lines whose ``run`` is not the receiver's :attr:`Receiver.run`
+        (always empty when that is ``None``), as a new ``list`` of ``int``.
+        """
     def __len__(self) -> int: ...
     def slice(self, start: int, stop: int) -> ScanBatch:
         """Lines ``start`` to ``stop`` (not included) as a batch of their own: their bytes, ends

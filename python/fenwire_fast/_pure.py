@@ -494,7 +494,13 @@ def _checked_direction(direction: object) -> str:
 class Sender:
     """Stamps outgoing messages with strictly increasing ``seq`` values, starting at 1."""
 
-    __slots__ = ("direction", "run", "seq")
+    # A dict gives the attributes their docstrings, as help() shows them.
+    __slots__ = {
+        "direction": """The direction the messages are encoded in: ``"event"`` (a child's events) or ``"control"`` (a parent's controls).""",
+        "run": """The ``run`` every message is stamped with (a ``str``).""",
+        "seq": """The last ``seq`` stamped (an ``int``, 0 before any): :meth:`next` stamps ``seq + 1`` and
+        stores it only when a line was produced. May be set by hand.""",
+    }
 
     def __init__(self, direction: str, run: str) -> None:
         self.direction = _checked_direction(direction)
@@ -532,7 +538,14 @@ class Framer:
     split.
     """
 
-    __slots__ = ("_buf", "_skipping", "max_line_bytes")
+    # A dict gives the public attribute its docstring, as help() shows it.
+    __slots__ = {
+        "max_line_bytes": """The line cap, in bytes (a positive ``int``, 65536 by default): a line that reaches it
+        without a newline comes out once, as its first ``max_line_bytes`` bytes, and the rest of it
+        up to its newline is skipped.""",
+        "_buf": None,
+        "_skipping": None,
+    }
 
     def __init__(self, max_line_bytes: int = MAX_LINE_BYTES) -> None:
         if not isinstance(max_line_bytes, int) or isinstance(max_line_bytes, bool) or max_line_bytes < 1:
@@ -877,22 +890,30 @@ class ScanBatch:
 
     @property
     def lines(self) -> bytes:
+        """The accepted lines as one ``bytes``, each followed by ``b"\\n"``."""
         return self._lines
 
     @property
     def ends(self) -> array.array[int]:
+        """Each accepted line's end offset in ``lines``, in bytes, after its newline, as an
+        ``array("Q")``."""
         return self._ends
 
     @property
     def seqs(self) -> array.array[int]:
+        """Each accepted line's ``seq``, as an ``array("Q")``."""
         return self._seqs
 
     @property
     def types(self) -> bytes:
+        """Each accepted line's type, one byte per line: its index in ``EVENT_TYPE_ORDER`` or
+        ``CONTROL_TYPE_ORDER`` (by the receiver's direction), as ``bytes``."""
         return self._types
 
     @property
     def rejections(self) -> list[tuple[int, Rejection]]:
+        """The rejected lines, as a ``list`` of ``(n, rejection)`` pairs, ``n`` being the number of
+        accepted lines before the rejection."""
         return self._rejections
 
     def __len__(self) -> int:
@@ -904,6 +925,8 @@ class ScanBatch:
 
     @property
     def foreign(self) -> list[int]:
+        """The indices of the accepted lines whose ``run`` is not the receiver's :attr:`Receiver.run`
+        (always empty when that is ``None``), as a new ``list`` of ``int``."""
         return list(self._foreign)
 
     def slice(self, start: int, stop: int, *extra: object) -> ScanBatch:

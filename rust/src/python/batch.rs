@@ -134,14 +134,22 @@ fn array_q<'py>(py: Python<'py>, values: &[u64]) -> PyResult<Bound<'py, PyAny>> 
 /// run of them as a batch of its own.
 #[pyclass(module = "fenwire_fast._native", frozen)]
 pub(super) struct ScanBatch {
+    /// The accepted lines as one ``bytes``, each followed by ``b"\n"``.
     #[pyo3(get)]
     lines: Py<PyBytes>,
+    /// Each accepted line's end offset in ``lines``, in bytes, after its newline, as an
+    /// ``array("Q")``.
     #[pyo3(get)]
     ends: Py<PyAny>,
+    /// Each accepted line's ``seq``, as an ``array("Q")``.
     #[pyo3(get)]
     seqs: Py<PyAny>,
+    /// Each accepted line's type, one byte per line: its index in ``EVENT_TYPE_ORDER`` or
+    /// ``CONTROL_TYPE_ORDER`` (by the receiver's direction), as ``bytes``.
     #[pyo3(get)]
     types: Py<PyBytes>,
+    /// The rejected lines, as a ``list`` of ``(n, rejection)`` pairs, ``n`` being the number of
+    /// accepted lines before the rejection.
     #[pyo3(get)]
     rejections: Py<PyList>,
     /// A copy of `ends`, for `line` (the array can be changed from Python).
@@ -244,6 +252,8 @@ impl ScanBatch {
         )))
     }
 
+    /// The indices of the accepted lines whose ``run`` is not the receiver's :attr:`Receiver.run`
+    /// (always empty when that is ``None``), as a new ``list`` of ``int``.
     #[getter]
     fn foreign(&self) -> Vec<u64> {
         self.foreign_at.clone()

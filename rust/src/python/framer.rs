@@ -81,6 +81,9 @@ impl Framer {
         })
     }
 
+    /// The line cap, in bytes (a positive ``int``, 65536 by default): a line that reaches it
+    /// without a newline comes out once, as its first ``max_line_bytes`` bytes, and the rest of it
+    /// up to its newline is skipped.
     #[getter]
     fn max_line_bytes(&self) -> usize {
         self.inner.max_line_bytes()

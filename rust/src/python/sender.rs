@@ -14,10 +14,14 @@ use crate::schema::{Code, R_PAYLOAD_NOT_DICT};
 /// Stamps outgoing messages with strictly increasing ``seq`` values, starting at 1.
 #[pyclass(module = "fenwire_fast._native")]
 pub(super) struct Sender {
+    /// The direction the messages are encoded in: ``"event"`` (a child's events) or ``"control"`` (a parent's controls).
     #[pyo3(get, set)]
     direction: Py<PyAny>,
+    /// The ``run`` every message is stamped with (a ``str``).
     #[pyo3(get, set)]
     run: Py<PyAny>,
+    /// The last ``seq`` stamped (an ``int``, 0 before any): :meth:`next` stamps ``seq + 1`` and
+    /// stores it only when a line was produced. May be set by hand.
     #[pyo3(get, set)]
     seq: u64,
 }
