@@ -287,6 +287,7 @@ class AcpBridge:
             assert interrupted is not None
             self._dead = f"ACP agent's process group killed: no answer to session/cancel within {self.grace} s"
             self._kill()
+            yield from mapper.interrupt()
             yield {"type": "llm-end", "stop-reason": "aborted"}
             if interrupted.reason == "finalize":
                 raise AgentFailure(self._dead)

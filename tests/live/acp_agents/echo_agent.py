@@ -3,8 +3,8 @@
     python3 echo_agent.py [--slow] [--pid-file PATH]
 
 It answers a prompt by streaming the prompt's text back in 3 message chunks and one thought chunk,
-then ends the turn (``end_turn``). With ``--slow`` it streams one chunk every 20 ms until it is
-cancelled, then answers ``cancelled``. With ``--pid-file`` it writes its pid there first (so a test
+then ends the turn (``end_turn``). With ``--slow`` it answers its first prompt by streaming one
+chunk every 20 ms until it is cancelled, then answers ``cancelled`` (later prompts are echoed). With ``--pid-file`` it writes its pid there first (so a test
 can check that it is gone afterwards).
 """
 
@@ -31,6 +31,7 @@ class EchoAgent:
         self.slow = slow
         self.conn: Any = None
         self.cancelled: asyncio.Event | None = None
+        self.slowed = False
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -49,7 +50,8 @@ class EchoAgent:
         text = "".join(getattr(block, "text", "") for block in prompt)
         self.cancelled = asyncio.Event()
         await self.conn.session_update(session_id, acp.update_agent_thought_text("echoing"))
-        if self.slow:
+        if self.slow and not self.slowed:
+            self.slowed = True
             while not self.cancelled.is_set():
                 await self.conn.session_update(session_id, acp.update_agent_message_text("."))
                 try:
