@@ -142,7 +142,7 @@ class AcpBridge:
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=4 << 20)
         assert process.stdin is not None and process.stdout is not None
-        await loop.connect_read_pipe(lambda: StdoutFramer(reader, self._marker), process.stdout)
+        await loop.connect_read_pipe(lambda: StdoutFramer(reader, self._marker, self._out), process.stdout)
         transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, process.stdin)
         self._stdin = transport
         writer = asyncio.StreamWriter(transport, protocol, None, loop)

@@ -34,6 +34,11 @@ PERMISSIONS = {"deny": "reject_once", "allow-once": "allow_once", "allow-always"
 
 Item = tuple[str, Any]
 
+#: reading the agent's stdout pauses with this many items queued for the turn, and resumes below QUEUE_LOW
+QUEUE_HIGH = 4096
+QUEUE_LOW = 1024
+RESUME_POLL = 0.01
+
 
 def choose_option(policy: str, options: list[PermissionOption]) -> PermissionOption | None:
     """The option the policy picks; ``None`` answers ``cancelled``."""
@@ -120,13 +125,40 @@ class StdoutFramer(asyncio.Protocol):
     """Reads the agent's stdout (a read pipe of the loop): frames it into lines of at most
     :data:`LINE_CAP` bytes and feeds the JSON-RPC ones to the SDK's reader. A line that is not
     JSON-RPC, or too long, is replaced by a notification of the bridge's own (method ``_`` +
-    ``marker``) that becomes an ``info`` in its place, so the order of what the agent wrote is kept."""
+    ``marker``) that becomes an ``info`` in its place, so the order of what the agent wrote is kept.
 
-    def __init__(self, reader: asyncio.StreamReader, marker: str) -> None:
+    Reading pauses while the turn has :data:`QUEUE_HIGH` items or more still to take (an agent
+    that writes faster than the run can write events waits, as on any pipe), until fewer than
+    :data:`QUEUE_LOW` are left."""
+
+    def __init__(self, reader: asyncio.StreamReader, marker: str, out: queue.SimpleQueue[Item]) -> None:
         self.reader = reader
         self.marker = marker
+        self.out = out
         self.framer = Framer(max_line_bytes=LINE_CAP)
-        self.eof = asyncio.get_running_loop().create_future()
+        self.loop = asyncio.get_running_loop()
+        self.eof = self.loop.create_future()
+        self.transport: asyncio.ReadTransport | None = None
+        self.paused = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.ReadTransport)
+        self.transport = transport
+
+    def _throttle(self) -> None:
+        if not self.paused and self.transport is not None and self.out.qsize() >= QUEUE_HIGH:
+            self.paused = True
+            self.transport.pause_reading()
+            self.loop.call_later(RESUME_POLL, self._resume)
+
+    def _resume(self) -> None:
+        if self.transport is None or self.transport.is_closing():
+            return
+        if self.out.qsize() >= QUEUE_LOW:
+            self.loop.call_later(RESUME_POLL, self._resume)
+            return
+        self.paused = False
+        self.transport.resume_reading()
 
     def _note(self, summary: str) -> None:
         note = {"jsonrpc": "2.0", "method": "_" + self.marker, "params": {"summary": summary}}
@@ -142,6 +174,7 @@ class StdoutFramer(asyncio.Protocol):
                 self.reader.feed_data(line + b"\n")
             else:
                 self._note("ACP agent wrote a line that is not JSON-RPC; skipped")
+        self._throttle()
 
     def eof_received(self) -> bool | None:
         self._end()
