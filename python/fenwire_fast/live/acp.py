@@ -110,6 +110,7 @@ class AcpBridge:
         self._stdin: asyncio.WriteTransport | None = None
         self._kept = False
         self._dead: str | None = None  # why no more prompt can be sent
+        self._exited_at: float | None = None
         self._closed = False
 
     # -- the process and the loop ----------------------------------------------------------------
@@ -154,7 +155,14 @@ class AcpBridge:
         """Run one step of ``start()`` on the loop, within what is left of ``init_timeout``."""
         future = self._run(coro)
         try:
-            return future.result(timeout=max(deadline - time.monotonic(), 0.0))
+            while True:
+                try:
+                    return future.result(timeout=min(max(deadline - time.monotonic(), 0.0), 0.05))
+                except concurrent.futures.TimeoutError:
+                    if time.monotonic() >= deadline:
+                        raise
+                    if self._exited_for() >= EXIT_WAIT:  # its stdout is held open
+                        raise ConnectionError("the ACP agent exited") from None
         except concurrent.futures.TimeoutError:
             future.cancel()
             self._kill()
@@ -166,6 +174,7 @@ class AcpBridge:
             self._kill()
             raise AgentFailure(f"ACP agent's answer to {name} is not valid: {_first_line(exc)}") from None
         except (ConnectionError, OSError):
+            future.cancel()
             raise AgentFailure(self._death(f"during {name}")) from None
 
     def _death(self, when: str) -> str:
@@ -260,6 +269,8 @@ class AcpBridge:
                     if ending is not None:
                         break
                     item = self._take()
+                    if item is None and self._exited_for() >= EXIT_WAIT:  # its stdout is held open
+                        item = ("failed", ConnectionError("the ACP agent exited"))
                     if item is None:
                         if interrupted is not None and time.monotonic() >= cancel_by:
                             break
@@ -304,6 +315,15 @@ class AcpBridge:
         if interrupted is not None:
             raise interrupted
         return TurnResult(stop_reason=stop, usage={}, text=mapper.last_text)
+
+    def _exited_for(self) -> float:
+        """Seconds since the agent's process was first seen ended (0 while it runs)."""
+        if self.process is None or self.process.poll() is None:
+            return 0.0
+        now = time.monotonic()
+        if self._exited_at is None:
+            self._exited_at = now
+        return now - self._exited_at
 
     def _take(self) -> Item | None:
         try:
