@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import io
 import json
 import math
@@ -373,6 +374,14 @@ def demo_main(argv: Sequence[str] | None = None) -> int:
         help=f"give up after this many seconds (default {TIMEOUT_BASE:g} plus {TIMEOUT_PER_CHILD:g} per child)",
     )
     parser.add_argument("--plain", action="store_true", help="plain progress lines even on a terminal")
+    acp = parser.add_argument_group("on an ACP agent (pip install 'fenwire_fast[acp]')")
+    acp.add_argument(
+        "--acp",
+        action="store_true",
+        help="run every child on the Agent Client Protocol agent given after -- (fenwire demo --acp -- "
+        "COMMAND [ARGS...]) instead of the mock; its answers are not scripted, so the checks are the "
+        "acks, exactly-once delivery and the exits",
+    )
     ray = parser.add_argument_group("on a Ray cluster (pip install 'fenwire_fast[ray]')")
     ray.add_argument(
         "--ray",
@@ -400,9 +409,20 @@ def demo_main(argv: Sequence[str] | None = None) -> int:
         metavar="S",
         help="with --ray: give up joining the cluster after this many seconds (default 30)",
     )
-    args = parser.parse_args(list(argv) if argv is not None else None)
+    words = list(argv) if argv is not None else sys.argv[2:]
+    command: list[str] | None = None
+    if "--" in words:  # --acp's command: everything after the first --
+        at = words.index("--")
+        words, command = words[:at], words[at + 1 :]
+    args = parser.parse_args(words)
     if args.children < 1:
         parser.error("--children must be at least 1")
+    if args.acp and not command:
+        parser.error("--acp needs the agent's command after --: fenwire demo --acp -- COMMAND [ARGS...]")
+    if command is not None and not args.acp:
+        parser.error("a command after -- is the ACP agent to run: give --acp too")
+    if args.acp and importlib.util.find_spec("acp") is None:
+        parser.exit(1, f"fenwire demo: {ACP_EXTRA_MESSAGE}\n")
     for flag, value in (
         ("--nodes", args.nodes),
         ("--address", args.address),
@@ -440,6 +460,7 @@ def demo_main(argv: Sequence[str] | None = None) -> int:
             nodes=2 if args.nodes is None else args.nodes,
             address=args.address,
             connect_timeout=30.0 if args.connect_timeout is None else args.connect_timeout,
+            acp=command,
         )
     except DemoSetupError as exc:
         print(f"fenwire demo: {exc}", file=sys.stderr)

@@ -7,7 +7,7 @@ the child however the child dies), talks ACP to it with the ``agent-client-proto
 
 - ``start()``: ``initialize`` and ``session/new`` (cwd: the child's) within ``init_timeout``
   seconds; yields ``agent-started`` (provider ``acp``, model: the agent's name);
-- a turn: ``llm-start``, the mapped updates (:mod:`~fenwire_fast.live.acp_map`), ``llm-end`` with the
+- a turn: ``user`` (the turn's text), ``llm-start``, the mapped updates (:mod:`~fenwire_fast.live.acp_map`), ``llm-end`` with the
   prompt's stop reason; the finalize turn asks for a plain answer without tools;
 - an interruption (cancel, finalize, deadline) sends ``session/cancel`` and goes on mapping updates
   until the prompt answers, or ``grace`` seconds pass and the agent's process group is killed;
@@ -256,6 +256,7 @@ class AcpBridge:
             raise AgentFailure("ACP agent has no session")
         text = request.text if request.tools else FINALIZE_PREFIX + request.text
         mapper = TurnMapper(self._tools)
+        yield {"type": "user", "text": request.text}  # what this prompt says, as the mock reports its input
         yield {"type": "llm-start", "provider": "acp", "model": self.model}
         self._client.cancelling = False
         self._run(self._prompt(session_id, text))

@@ -43,7 +43,15 @@ if TYPE_CHECKING:
     from .hub import Hub
     from .spawn import LiveChild
 
-__all__ = ["run_demo", "DemoReport", "DemoSetupError", "default_config", "default_timeout", "paced_config"]
+__all__ = [
+    "run_demo",
+    "DemoReport",
+    "DemoSetupError",
+    "check_stream",
+    "default_config",
+    "default_timeout",
+    "paced_config",
+]
 
 #: the default ``timeout`` is this many seconds, plus :data:`TIMEOUT_PER_CHILD` per child
 TIMEOUT_BASE = 30.0
@@ -215,12 +223,14 @@ class _HubSource:
     #: what a control raises when the child is lost with its node (nothing, on a local hub)
     lost: tuple[type[BaseException], ...] = ()
 
-    def __init__(self, hub: Hub) -> None:
+    def __init__(self, hub: Hub, acp: Sequence[str] | None = None) -> None:
         self.hub = hub
+        #: the ACP agent's command the children run (``None``: the mock agent)
+        self.acp = list(acp) if acp is not None else None
         self._views: dict[int, _HubChild] = {}
 
     def spawn(self, prompt: str, mock: MockConfig) -> _Child:
-        child = self.hub.spawn(prompt, mock=mock)
+        child = self.hub.spawn(prompt, mock=mock) if self.acp is None else self.hub.spawn(prompt, acp=self.acp)
         view = self._views[id(child)] = _HubChild(child)
         return view
 
@@ -240,9 +250,17 @@ class _FleetSource:
     """The demo's children on the nodes of a Ray cluster, through a :class:`~fenwire_fast.fleet.Fleet`."""
 
     def __init__(
-        self, fleet: Any, *, head: str | None = None, joined: str | None = None, setup_seconds: float = 0.0
+        self,
+        fleet: Any,
+        *,
+        head: str | None = None,
+        joined: str | None = None,
+        setup_seconds: float = 0.0,
+        acp: Sequence[str] | None = None,
     ) -> None:
         self.fleet = fleet
+        #: the ACP agent's command the children run (``None``: the mock agent)
+        self.acp = list(acp) if acp is not None else None
         #: the head node's id, when the demo started the cluster
         self.head = head
         #: the address of the cluster joined (``None``: a local cluster the demo started)
@@ -257,7 +275,9 @@ class _FleetSource:
     def spawn(self, prompt: str, mock: MockConfig) -> _Child:
         if not self.fleet.nodes():
             raise DemoSetupError("the Ray cluster has no alive node to run children on")
-        child: _Child = self.fleet.spawn(prompt, mock=mock)
+        child: _Child = (
+            self.fleet.spawn(prompt, mock=mock) if self.acp is None else self.fleet.spawn(prompt, acp=self.acp)
+        )
         return child
 
     def poll(self) -> list[Event]:
@@ -279,6 +299,9 @@ class _Track:
     child: _Child
     role: str
     config: MockConfig
+    #: false for an ACP agent's child: its answers are not scripted, so only the checks that hold
+    #: for any agent apply (acks, exactly-once delivery, exits)
+    scripted: bool = True
     #: the Ray node the child runs on (``None`` on a local hub)
     node: str | None = None
     events: list[dict[str, Any]] = field(default_factory=list)
@@ -325,10 +348,15 @@ def _drive(track: _Track, event: dict[str, Any]) -> None:
     etype = event["type"]
     if etype == "turn-complete":
         track.turns_done += 1
-    if track.trigger_seq is not None or etype != "assistant-text-delta" or track.turns_done:
-        return
-    track.deltas_in_first_turn += 1
-    if track.deltas_in_first_turn != 2:
+    # An ACP agent may answer with fewer than two deltas: its control then comes after its turn.
+    late = not track.scripted and etype == "turn-complete" and track.turns_done == 1
+    if not late:
+        if track.trigger_seq is not None or etype != "assistant-text-delta" or track.turns_done:
+            return
+        track.deltas_in_first_turn += 1
+        if track.deltas_in_first_turn != 2:
+            return
+    elif track.trigger_seq is not None:
         return
     role = track.role
     if role == "finalize":
@@ -474,6 +502,46 @@ def _exit_text(child: _Child) -> str:
     return f"exit code {cell}" if child.returncode is not None or child.finished else cell
 
 
+def check_stream(events: Sequence[Mapping[str, Any]]) -> list[str]:
+    """What holds for any agent's transcript (the demo's check of an ACP agent's children, whose
+    answers are not scripted): ``seq`` runs 1, 2, 3, ... without gaps, so no event was lost,
+    repeated or reordered; one ``exit``, last; a ``result`` right before it exactly when the status
+    is ``done``; turns numbered 1, 2, ... each started once and completed once, in order. Returns
+    the problems (empty: none)."""
+    if not events:
+        return ["no events"]
+    problems: list[str] = []
+    for i, event in enumerate(events, 1):
+        if event.get("seq") != i:
+            problems.append(f"event {i} has seq {event.get('seq')!r}, expected {i}")
+            break
+    exits = [i for i, e in enumerate(events) if e.get("type") == "exit"]
+    if exits != [len(events) - 1]:
+        problems.append(f"exit events at {exits}, expected one, last")
+    else:
+        done = events[-1].get("status") == "done"
+        has_result = len(events) > 1 and events[-2].get("type") == "result"
+        if done != has_result:
+            problems.append("a result right before exit" + (" is missing" if done else " of a run not done"))
+    open_turn: int | None = None
+    last_turn = 0
+    for e in events:
+        kind = e.get("type")
+        if kind == "turn-started":
+            if open_turn is not None or e.get("turn") != last_turn + 1:
+                problems.append(f"turn-started {e.get('turn')!r} after turn {last_turn} (open: {open_turn})")
+                break
+            open_turn = last_turn = e["turn"]
+        elif kind == "turn-complete":
+            if e.get("turn") != open_turn:
+                problems.append(f"turn-complete {e.get('turn')!r} while turn {open_turn} is open")
+                break
+            open_turn = None
+    if open_turn is not None and not problems:
+        problems.append(f"turn {open_turn} never completed")
+    return problems
+
+
 def _check(tracks: list[_Track]) -> list[tuple[str, bool, list[str]]]:
     """The four checks: rejections over every child, the rest over the children that finished (one
     still running at a timeout is said once, by the timeout's check)."""
@@ -503,7 +571,7 @@ def _check(tracks: list[_Track]) -> list[tuple[str, bool, list[str]]]:
             want = final_text(t.config, turns[-1]) if turns else None
             if result is None:
                 exits.append(f"{child.run}: no result")
-            elif child.final_text != want:
+            elif t.scripted and child.final_text != want:
                 exits.append(f"{child.run}: the answer is not the script's")
         elif result is not None:
             exits.append(f"{child.run}: a {child.status} run sent a result")
@@ -511,9 +579,12 @@ def _check(tracks: list[_Track]) -> list[tuple[str, bool, list[str]]]:
 
     order: list[str] = []
     for t in tracks:
-        problems = check_transcript(t.config, t.events, controls=t.child.controls)
+        problems = (
+            check_transcript(t.config, t.events, controls=t.child.controls) if t.scripted else check_stream(t.events)
+        )
         order.extend(f"{t.child.run}: {p}" for p in problems)
-    checks.append(("every event arrived exactly once and in order (seq, mock script)", not order, order))
+    what = "seq, mock script" if all(t.scripted for t in tracks) else "seq, turns, exit"
+    checks.append((f"every event arrived exactly once and in order ({what})", not order, order))
 
     acks: list[str] = []
     for t in tracks:
@@ -544,8 +615,14 @@ def run_demo(
     nodes: int = 2,
     address: str | None = None,
     connect_timeout: float = 30.0,
+    acp: Sequence[str] | None = None,
 ) -> DemoReport:
     """Run the demo and print its progress and summary to ``out``; return the report.
+
+    ``acp``: run every child on this ACP agent (``[command, *args]``, through the bridge of
+    :mod:`fenwire_fast.live.acp`) instead of the mock agent; the checks are then those that hold
+    for an agent whose answers are not scripted: acks, exactly-once delivery (:func:`check_stream`),
+    exits.
 
     ``config`` is the script of the children left alone (default :func:`default_config`), ``paced``
     that of the children that get controls mid-turn (default :func:`paced_config` of ``config``).
@@ -557,11 +634,12 @@ def run_demo(
     timeout = default_timeout(children) if timeout is None else timeout
     if ray:
         with _fleet_source(nodes, address, connect_timeout, out) as fleet_source:
+            fleet_source.acp = list(acp) if acp is not None else None
             return _run(fleet_source, children, config, paced, timeout, out, live, interval)
     from .hub import Hub
 
     with Hub() as hub:
-        return _run(_HubSource(hub), children, config, paced, timeout, out, live, interval)
+        return _run(_HubSource(hub, acp), children, config, paced, timeout, out, live, interval)
 
 
 def _run(
@@ -597,7 +675,7 @@ def _run(
             child_config = config if role == "plain" else paced
             child = source.spawn(f"Demo task {i + 1}: inspect the wire.", child_config)
             node = getattr(child, "node", None)
-            track = _Track(child=child, role=role, config=child_config, node=node)
+            track = _Track(child=child, role=role, config=child_config, node=node, scripted=source.acp is None)
             tracks.append(track)
             by_child[id(child)] = track
         batch = source.poll()
