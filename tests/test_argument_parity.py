@@ -1,5 +1,5 @@
-"""Programming errors (wrong argument types) raise the same exception, with the same message, on
-both backends; and out-of-range sizes are stored the same way."""
+"""Programming errors (wrong argument types, setting or deleting attributes) raise the same
+exception, with the same message, on both backends; and out-of-range sizes are stored the same way."""
 
 from __future__ import annotations
 
@@ -18,6 +18,9 @@ class _Index:
 
     def __index__(self) -> object:
         return self.value
+
+    def __repr__(self) -> str:
+        return f"_Index({self.value!r})"
 
 
 def outcome(call: Callable[[], Any]) -> tuple[str, str]:
@@ -85,3 +88,131 @@ def test_same_outcome(pure: ModuleType, native: ModuleType, name: str, call: Cal
     assert outcome(lambda: call(native)) == expected
     if "float" in name or "str limit" in name:
         assert expected[0] == "TypeError"
+
+
+# ---------------------------------------------------------------------------------------------
+# Attributes: every public attribute of the classes, set to values of every kind, and deleted.
+
+
+class _OddInt(int):
+    """An int whose ``__index__`` and ``__int__`` say something else: its int value is what counts."""
+
+    def __index__(self) -> int:
+        return 99
+
+    def __int__(self) -> int:
+        return 77
+
+
+class _OddStr(str):
+    """A str subclass."""
+
+
+#: Values of every kind to set an attribute to (one object each, so both backends get the same).
+VALUES: list[object] = [
+    None,
+    True,
+    False,
+    0,
+    1,
+    5,
+    -1,
+    2**53,
+    2**63,
+    2**64 - 1,
+    2**64,
+    2**70,
+    -(2**70),
+    _OddInt(3),
+    _Index(5),
+    _Index(-1),
+    _Index(2**64),
+    _Index("x"),
+    1.5,
+    2.0,
+    float("nan"),
+    "x",
+    "",
+    "r",
+    "event",
+    "control",
+    _OddStr("event"),
+    b"event",
+    bytearray(b"x"),
+    [],
+    ["event"],
+    {},
+    ("event",),
+    object(),
+]
+
+#: Each class's public data attributes (``test_every_attribute_is_probed`` holds this to ``dir()``).
+ATTRIBUTES = {
+    "Sender": ["direction", "run", "seq"],
+    "Receiver": ["buffered", "direction", "plain", "run", "seq"],
+    "Framer": ["buffered", "max_line_bytes"],
+    "ScanBatch": ["ends", "foreign", "lines", "rejections", "seqs", "types"],
+}
+LINE = b'{"v":1,"seq":7,"type":"ready","run":"r"}\n'
+MAKE: dict[str, Callable[[ModuleType], Any]] = {
+    "Sender": lambda m: m.Sender("event", "r"),
+    "Receiver": lambda m: m.Receiver("event", run="r"),
+    "Framer": lambda m: m.Framer(),
+    "ScanBatch": lambda m: m.Receiver("event").scan_batch(LINE),
+}
+#: What is done with the object after the attribute was set or deleted (its outcome counts too).
+USE: dict[str, Callable[[Any], Any]] = {
+    "Sender": lambda o: (o.next("ready"), o.next("ready", 5), o.seq),
+    "Receiver": lambda o: (o.feed(LINE + b'{"v":1'), o.plain, o.buffered, o.seq, o.scan_batch(LINE).types),
+    "Framer": lambda o: (o.feed(b"ab\ncd"), o.buffered, o.max_line_bytes),
+    "ScanBatch": lambda o: (len(o), o.line(0), o.slice(0, 1).line(0)),
+}
+#: No such attribute: getting, setting and deleting it fail alike too.
+MISSING = "no_such_attribute"
+ATTRIBUTE_CASES = [(cls, attr) for cls, attrs in ATTRIBUTES.items() for attr in [*attrs, MISSING]]
+
+
+def _unqualified(result: tuple[str, str]) -> tuple[str, str]:
+    """CPython names a type by its ``tp_name`` in its own messages ("attribute 'x' of 'T' objects is
+    not writable", "'T' object has no attribute 'x'"): the Rust type's is ``fenwire_fast._native.T``,
+    the pure one's ``T``. Each backend names the class by its own type, the rest is the same."""
+    return result[0], result[1].replace("fenwire_fast._native.", "")
+
+
+def _typed(value: object) -> tuple[str, object]:
+    return type(value).__name__, value
+
+
+def _attribute_outcomes(module: ModuleType, cls: str, attr: str) -> dict[str, tuple[tuple[str, str], ...]]:
+    """Per value, and for ``del``: changing ``attr`` of a new object, reading it back (with its
+    type), and using the object."""
+    changes: list[tuple[str, Callable[[Any], Any]]] = [
+        (f"set {value!r}", lambda obj, value=value: setattr(obj, attr, value)) for value in VALUES
+    ]
+    changes.append(("del", lambda obj: delattr(obj, attr)))
+    outcomes = {}
+    for name, change in changes:
+        obj = MAKE[cls](module)
+        outcomes[name] = tuple(
+            _unqualified(outcome(call))
+            for call in (
+                lambda: change(obj),  # noqa: B023 - each is called at once, in this iteration
+                lambda: _typed(getattr(obj, attr)),  # noqa: B023
+                lambda: USE[cls](obj),  # noqa: B023
+            )
+        )
+    return outcomes
+
+
+@pytest.mark.parametrize("cls,attr", ATTRIBUTE_CASES, ids=[f"{cls}.{attr}" for cls, attr in ATTRIBUTE_CASES])
+def test_same_attribute_outcomes(pure: ModuleType, native: ModuleType, cls: str, attr: str) -> None:
+    """Setting each attribute to each value, or deleting it, is refused (or not) alike, with the
+    same exception and message, and leaves objects that read and behave alike."""
+    assert _attribute_outcomes(native, cls, attr) == _attribute_outcomes(pure, cls, attr)
+
+
+@pytest.mark.parametrize("cls", list(ATTRIBUTES))
+def test_every_attribute_is_probed(backend: ModuleType, cls: str) -> None:
+    obj = MAKE[cls](backend)
+    public = [name for name in dir(obj) if not name.startswith("_") and not callable(getattr(obj, name))]
+    assert sorted(public) == ATTRIBUTES[cls]

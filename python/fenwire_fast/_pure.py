@@ -12,7 +12,7 @@ import math
 import operator
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn, SupportsIndex, TypeVar
 
 import orjson
 
@@ -483,6 +483,47 @@ def rejection_ack(rejection: Rejection) -> dict[str, Any]:
     return payload
 
 
+# ---------------------------------------------------------------------------------------------
+# Attributes as PyO3 makes them: the Rust classes' attributes are PyO3 getters and setters, whose
+# misuse CPython and PyO3 word; these make the properties below refuse it alike.
+
+_Class = TypeVar("_Class", bound=type)
+
+
+def _u64(value: SupportsIndex) -> int:
+    """``value`` as PyO3 converts it to a Rust ``u64`` (a ``seq`` setter's argument): an int (a
+    bool is 0 or 1) or anything with ``__index__``, else ``TypeError``; ``OverflowError`` outside
+    ``0 ..= 2**64 - 1``. CPython words both, through the same calls."""
+    n = operator.index(value)  # "'str' object cannot be interpreted as an integer", as PyO3's
+    n.to_bytes(8, "little")  # "can't convert negative int to unsigned" / "int too big to convert"
+    return n
+
+
+def _no_deleter(self: object) -> NoReturn:
+    raise AttributeError("property has no deleter")
+
+
+def _pyo3_attributes(cls: _Class) -> _Class:
+    """Make the public properties of ``cls`` refuse what a PyO3 attribute refuses, worded alike: a
+    property with no setter is read-only (setting or deleting it raises CPython's "attribute 'x' of
+    'Cls' objects is not writable"; the Rust type's name is ``fenwire_fast._native.Cls``), and a
+    property with a setter cannot be deleted ("property has no deleter"). Getting stays a plain
+    property's."""
+    for name, attr in list(vars(cls).items()):
+        if name.startswith("_") or not isinstance(attr, property):
+            continue
+        if attr.fset is None:
+            message = f"attribute {name!r} of {cls.__name__!r} objects is not writable"
+
+            def refuse(self: object, *value: object, message: str = message) -> NoReturn:
+                raise AttributeError(message)
+
+            setattr(cls, name, property(attr.fget, refuse, refuse, attr.__doc__))
+        else:
+            setattr(cls, name, property(attr.fget, attr.fset, _no_deleter, attr.__doc__))
+    return cls
+
+
 def _checked_direction(direction: object) -> str:
     """``direction`` when it is ``"event"`` or ``"control"``; a ``ValueError`` where the mistake is
     made (a sender or receiver built with a typo would otherwise reject every line)."""
@@ -491,37 +532,61 @@ def _checked_direction(direction: object) -> str:
     raise ValueError(f'direction must be "event" or "control", not {direction!r}')
 
 
+@_pyo3_attributes
 class Sender:
     """Stamps outgoing messages with strictly increasing ``seq`` values, starting at 1."""
 
-    # A dict gives the attributes their docstrings, as help() shows them.
-    __slots__ = {
-        "direction": """The direction the messages are encoded in: ``"event"`` (a child's events) or ``"control"`` (a parent's controls).""",
-        "run": """The ``run`` every message is stamped with (a ``str``).""",
-        "seq": """The last ``seq`` stamped (an ``int``, 0 before any): :meth:`next` stamps ``seq + 1`` and
-        stores it only when a line was produced. May be set by hand.""",
-    }
+    __slots__ = ("_direction", "_run", "_seq")
 
     def __init__(self, direction: str, run: str) -> None:
-        self.direction = _checked_direction(direction)
-        self.run = run
-        self.seq = 0
+        self._direction = _checked_direction(direction)
+        self._run = run
+        self._seq = 0
+
+    @property
+    def direction(self) -> str:
+        """The direction the messages are encoded in: ``"event"`` (a child's events) or ``"control"`` (a parent's controls)."""
+        return self._direction
+
+    @direction.setter
+    def direction(self, direction: str) -> None:
+        self._direction = direction  # any object, as on the Rust backend: encode rejects a bad one
+
+    @property
+    def run(self) -> str:
+        """The ``run`` every message is stamped with (a ``str``)."""
+        return self._run
+
+    @run.setter
+    def run(self, run: str) -> None:
+        self._run = run  # any object, as on the Rust backend: encode rejects a bad one
+
+    @property
+    def seq(self) -> int:
+        """The last ``seq`` stamped (an ``int``, 0 before any): :meth:`next` stamps ``seq + 1`` and
+        stores it only when a line was produced. May be set by hand."""
+        return self._seq
+
+    @seq.setter
+    def seq(self, seq: int) -> None:
+        self._seq = _u64(seq)
 
     def next(self, type: str, payload: dict[str, Any] | None = None) -> Result:
         """Build, validate and encode the next message; ``seq`` advances only when a line was
         produced. Returns ``(line_bytes, None)`` or ``(None, rejection)``."""
-        seq = self.seq + 1
+        seq = self._seq + 1 if self._seq < _U64_MAX else _U64_MAX  # a u64 on the Rust backend: saturates
+        run = self._run
         if payload is not None and not isinstance(payload, dict):
             return None, Rejection(
                 "invalid",
                 R_PAYLOAD_NOT_DICT,
                 seq,
                 type if isinstance(type, str) else None,
-                self.run if isinstance(self.run, str) else None,
+                run if isinstance(run, str) else None,
             )
-        line, rejection = encode(message(type, self.run, seq, payload), self.direction)
+        line, rejection = encode(message(type, run, seq, payload), self._direction)
         if line is not None:
-            self.seq = seq
+            self._seq = seq
         return line, rejection
 
 
@@ -529,6 +594,7 @@ class Sender:
 # Framing and receiving
 
 
+@_pyo3_attributes
 class Framer:
     """Sans-IO line framing over bytes fed in pieces of any size.
 
@@ -538,21 +604,21 @@ class Framer:
     split.
     """
 
-    # A dict gives the public attribute its docstring, as help() shows it.
-    __slots__ = {
-        "max_line_bytes": """The line cap, in bytes (a positive ``int``, 65536 by default): a line that reaches it
-        without a newline comes out once, as its first ``max_line_bytes`` bytes, and the rest of it
-        up to its newline is skipped.""",
-        "_buf": None,
-        "_skipping": None,
-    }
+    __slots__ = ("_max_line_bytes", "_buf", "_skipping")
 
     def __init__(self, max_line_bytes: int = MAX_LINE_BYTES) -> None:
         if not isinstance(max_line_bytes, int) or isinstance(max_line_bytes, bool) or max_line_bytes < 1:
             raise ValueError("max_line_bytes must be a positive integer")
-        self.max_line_bytes = min(max_line_bytes, _U64_MAX)  # as the Rust backend stores it
+        self._max_line_bytes = min(max_line_bytes, _U64_MAX)  # as the Rust backend stores it
         self._buf = b""
         self._skipping = False
+
+    @property
+    def max_line_bytes(self) -> int:
+        """The line cap, in bytes (a positive ``int``, 65536 by default): a line that reaches it
+        without a newline comes out once, as its first ``max_line_bytes`` bytes, and the rest of it
+        up to its newline is skipped."""
+        return self._max_line_bytes
 
     @property
     def buffered(self) -> int:
@@ -575,7 +641,7 @@ class Framer:
             self._buf = b""
         pieces = data.split(b"\n")
         tail = pieces.pop()
-        cap = self.max_line_bytes
+        cap = self._max_line_bytes
         if len(data) < cap:  # then no piece can reach the cap: nothing to cut
             self._buf = tail
             return pieces
@@ -601,24 +667,40 @@ _FAST_PATH_COUNTERS = (
 )
 
 
+@_pyo3_attributes
 class Receiver:
     """Decodes incoming lines and enforces strictly increasing ``seq`` (a line that does not increase it is ``out-of-order``)."""
 
-    # A dict gives the two public attributes their docstrings, as help() shows them.
-    __slots__ = {
-        "direction": """The direction the lines are decoded in: ``"event"`` (a child's events) or ``"control"`` (a parent's controls).""",
-        "seq": """The last ``seq`` consumed (0 before any); a line must carry a greater one, else it is ``out-of-order``.""",
-        "_framer": None,
-        "_run": None,
-        "_plain": None,
-    }
+    # ``_direction`` is the object given (any object may be set); ``_known`` the direction it
+    # names, else "": the drain looks that up, never an object that may be unhashable.
+    __slots__ = ("_direction", "_known", "_seq", "_framer", "_run", "_plain")
 
     def __init__(self, direction: str, *, run: str | None = None) -> None:
-        self.direction = _checked_direction(direction)
-        self.seq = 0
+        self._direction = self._known = _checked_direction(direction)
+        self._seq = 0
         self._framer = Framer()
         self._plain = False
         self.run = run
+
+    @property
+    def direction(self) -> str:
+        """The direction the lines are decoded in: ``"event"`` (a child's events) or ``"control"`` (a parent's controls)."""
+        return self._direction
+
+    @direction.setter
+    def direction(self, direction: str) -> None:
+        # any object, as on the Rust backend: a bad one has every line rejected
+        self._direction = direction
+        self._known = direction if isinstance(direction, str) and direction in ("event", "control") else ""
+
+    @property
+    def seq(self) -> int:
+        """The last ``seq`` consumed (0 before any); a line must carry a greater one, else it is ``out-of-order``."""
+        return self._seq
+
+    @seq.setter
+    def seq(self, seq: int) -> None:
+        self._seq = _u64(seq)
 
     @property
     def run(self) -> str | None:
@@ -656,26 +738,26 @@ class Receiver:
         return self._receive(line)
 
     def _receive(self, line: object) -> Result:
-        msg, rejection = decode(line, self.direction)
+        msg, rejection = decode(line, self._direction)
         if rejection is None:
             seq = msg["seq"]
             if type(seq) is not int:
                 seq = int(seq)
-            if seq <= self.seq:
+            if seq <= self._seq:
                 return None, Rejection(
-                    "out-of-order", f"seq {seq} does not follow {self.seq}", None, msg["type"], msg["run"]
+                    "out-of-order", f"seq {seq} does not follow {self._seq}", None, msg["type"], msg["run"]
                 )
-            self.seq = seq
+            self._seq = seq
             return msg, None
         if rejection.fatal:
             return None, rejection
         seq = rejection.seq
         if seq is not None:
-            if seq <= self.seq:
+            if seq <= self._seq:
                 return None, Rejection(
-                    "out-of-order", f"seq {seq} does not follow {self.seq}", None, rejection.type, rejection.run
+                    "out-of-order", f"seq {seq} does not follow {self._seq}", None, rejection.type, rejection.run
                 )
-            self.seq = seq
+            self._seq = seq
         return None, rejection
 
     def feed(self, data: bytes) -> list[Any]:
@@ -716,7 +798,7 @@ class Receiver:
             raise TypeError(f"Receiver.scan_batch() takes 1 positional arguments but {1 + len(extra)} were given")
         foreign: list[int] | None = [] if self._run is not None else None
         items = self._drain(data, True, foreign)
-        index = _TYPE_INDEX.get(self.direction, {})
+        index = _TYPE_INDEX.get(self._known, {})
         lines: list[bytes] = []
         ends: list[int] = []
         seqs: list[int] = []
@@ -776,11 +858,11 @@ class Receiver:
         append = out.append
         run = self._run
         accepted = 0
-        fast = FAST_CHECKS.get(self.direction, NO_FAST_CHECKS)  # a direction set later may be wrong
+        fast = FAST_CHECKS.get(self._known, NO_FAST_CHECKS)  # a direction set later may be wrong
         shapes = fast.shapes
         loads = _loads
         cap = MAX_LINE_BYTES
-        last = self.seq
+        last = self._seq
         try:
             for line in self._framer.feed(data):
                 # The common case: a well-formed, valid, in-order message, surely so by its
@@ -803,9 +885,9 @@ class Receiver:
                             accepted += 1
                         append(Scanned(msg["type"], last, line) if scanned else msg)
                         continue
-                self.seq = last
+                self._seq = last
                 msg, rejection = self._receive(line)
-                last = self.seq
+                last = self._seq
                 if msg is None:
                     append(rejection)
                 else:
@@ -815,7 +897,7 @@ class Receiver:
                         accepted += 1
                     append(Scanned(msg["type"], last, line) if scanned else msg)
         finally:
-            self.seq = last
+            self._seq = last
         return out
 
 
