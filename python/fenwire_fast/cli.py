@@ -166,6 +166,25 @@ def build_child_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--agent-config", metavar="JSON", help="a JSON object passed to the factory as its only argument"
     )
+    acp = parser.add_argument_group(
+        "ACP bridge",
+        "fenwire child --acp [options] -- COMMAND [ARGS...] runs an Agent Client Protocol agent (needs the acp extra)",
+    )
+    acp.add_argument("--acp", action="store_true", help="run the ACP agent given after -- through the ACP bridge")
+    acp.add_argument(
+        "--acp-permissions",
+        metavar="P",
+        help="answer its permission requests: deny (default), allow-once or allow-always",
+    )
+    acp.add_argument(
+        "--acp-grace",
+        metavar="S",
+        type=float,
+        help="seconds it has to answer session/cancel before its group is killed (default 5)",
+    )
+    acp.add_argument(
+        "--acp-init-timeout", metavar="S", type=float, help="seconds for initialize and session/new (default 30)"
+    )
     parser.add_argument("--print", dest="print_", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--prompt-file", help=argparse.SUPPRESS)
     mock = parser.add_argument_group("mock agent knobs")
@@ -179,13 +198,59 @@ def _env(environ: Mapping[str, str], name: str) -> str | None:
     return value if value else None
 
 
-def _make_agent(args: argparse.Namespace, environ: Mapping[str, str]) -> Agent:
-    """The agent ``fenwire child`` runs: ``--agent``'s factory, or the mock with its knobs."""
+_ACP_OPTIONS = (
+    ("acp-permissions", "acp_permissions"),
+    ("acp-grace", "acp_grace"),
+    ("acp-init-timeout", "acp_init_timeout"),
+)
+ACP_EXTRA_MESSAGE = "the ACP bridge needs the acp extra: pip install 'fenwire_fast[acp]'"
+
+
+def _make_acp_agent(args: argparse.Namespace, flags: Mapping[str, Any], command: Sequence[str] | None) -> Agent:
+    """``--acp -- COMMAND``: the ACP bridge (:mod:`fenwire_fast.live.acp`)."""
+    given = [f"--{flag}" for flag, attr in _ACP_OPTIONS if getattr(args, attr) is not None]
+    if not args.acp:
+        if given:
+            raise _Fail(f"{given[0]} needs --acp")
+        if command is not None:
+            raise _Fail("a command after -- needs --acp (fenwire child --acp -- COMMAND [ARGS...])")
+        raise AssertionError("not an ACP child")
+    if args.agent or args.agent_config is not None:
+        raise _Fail(f"--acp cannot be used with {'--agent' if args.agent else '--agent-config'}")
+    if flags:
+        raise _Fail(f"mock knobs (--{next(iter(flags))}) cannot be used with --acp")
+    if not command:
+        raise _Fail("--acp needs the ACP agent's command after --: fenwire child --acp -- COMMAND [ARGS...]")
+    config: dict[str, Any] = {"command": list(command), "permissions": args.acp_permissions or "deny"}
+    if config["permissions"] not in ("deny", "allow-once", "allow-always"):
+        raise _Fail(f"--acp-permissions must be deny, allow-once or allow-always, not {args.acp_permissions!r}")
+    for flag, attr in _ACP_OPTIONS[1:]:
+        value = getattr(args, attr)
+        if value is not None:
+            if not 0 < value < math.inf:
+                raise _Fail(f"--{flag} must be a positive number of seconds, not {value!r}")
+            config[attr[len("acp_") :]] = value
+    try:
+        from .live.acp import bridge
+    except ImportError as exc:
+        if exc.name == "acp" or (exc.name or "").startswith("acp.") or exc.name == "pydantic":
+            raise _Fail(ACP_EXTRA_MESSAGE) from None
+        raise _Fail(f"cannot load the ACP bridge: {exc}") from None
+    try:
+        return bridge(config)
+    except ValueError as exc:
+        raise _Fail(str(exc)) from None
+
+
+def _make_agent(args: argparse.Namespace, environ: Mapping[str, str], command: Sequence[str] | None = None) -> Agent:
+    """The agent ``fenwire child`` runs: ``--agent``'s factory, the ACP bridge, or the mock with its knobs."""
     from .live.agent import AgentLoadError, load_agent
     from .live.mock_agent import ConfigError, MockAgent, config_from_env, config_from_mapping
 
     flags = {name: getattr(args, name.replace("-", "_")) for name, _, _ in _MOCK_FLAGS}
     flags = {k: v for k, v in flags.items() if v is not None}
+    if args.acp or command is not None or any(getattr(args, attr) is not None for _, attr in _ACP_OPTIONS):
+        return _make_acp_agent(args, flags, command)
     if args.agent:
         if flags:
             raise _Fail(f"mock knobs (--{next(iter(flags))}) cannot be used with --agent")
@@ -225,7 +290,12 @@ def child_main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | N
     env = os.environ if environ is None else environ
     from .live.child import Presenter
 
-    args = build_child_parser().parse_args(list(argv) if argv is not None else None)
+    words = list(argv) if argv is not None else sys.argv[1:]
+    command: list[str] | None = None
+    if "--" in words:  # --acp's command: everything after the first --
+        at = words.index("--")
+        words, command = words[:at], words[at + 1 :]
+    args = build_child_parser().parse_args(words)
     try:
         if args.print_ or args.prompt_file is not None:
             raise _Fail(
@@ -246,7 +316,7 @@ def child_main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | N
                 deadline = math.nan
             if math.isnan(deadline):
                 raise _Fail(f"FEN_WIRE_DEADLINE must be a Unix time in seconds, not {raw_deadline!r}")
-        agent = _make_agent(args, env)
+        agent = _make_agent(args, env, command)
         assert control is not None and events is not None
         try:
             presenter = Presenter(agent, control_path=control, event_path=events, run=run, deadline=deadline)

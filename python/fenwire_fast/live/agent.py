@@ -26,7 +26,8 @@ gets one from the presenter (``is-error?: true``, result ``cancelled``).
 A turn ends when the generator returns. It may return a :class:`TurnResult`; when it returns
 ``None`` the presenter derives the result from the events it saw: the stop reason and usage of the
 ``llm-end`` events (summed) and the text of the last ``assistant-text``. An exception other than
-:class:`TurnInterrupted` ends the turn with stop reason ``error`` and fails the run.
+:class:`TurnInterrupted` ends the turn with stop reason ``error`` and fails the run (its ``exit`` error is
+``agent failed: Type: message``, or just the message for an :class:`AgentFailure`).
 
 ``--agent module:factory`` loads an agent: ``factory()`` (or ``factory(config)`` when the child is
 given ``--agent-config JSON``) must return an object with a ``turn`` method as below. ``start`` and
@@ -45,6 +46,7 @@ __all__ = [
     "TurnInput",
     "TurnResult",
     "TurnInterrupted",
+    "AgentFailure",
     "TurnContext",
     "Agent",
     "AgentItem",
@@ -99,6 +101,12 @@ class TurnInterrupted(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(f"turn interrupted: {reason}")
         self.reason = reason
+
+
+class AgentFailure(Exception):
+    """An agent failure whose message says it all: raised by ``start()`` or a turn, it fails the
+    run with exactly this message as the ``exit`` event's ``error`` (no ``agent failed:`` prefix,
+    no exception type)."""
 
 
 @runtime_checkable

@@ -422,6 +422,41 @@ class LiveChild(StallWatchdog):
         return f"<LiveChild {self.run} pid={self.pid} status={self.status}>"
 
 
+def _acp_command(
+    acp: Sequence[str],
+    agent: str | None,
+    agent_config: Mapping[str, Any] | None,
+    command: Sequence[str] | None,
+    mock: Any,
+    permissions: str,
+    grace: float,
+    init_timeout: float,
+) -> list[str]:
+    """The child command of ``spawn(acp=...)``: ``fenwire child --acp ... -- ACP-COMMAND``."""
+    if agent is not None or agent_config is not None or command is not None or mock is not None:
+        raise ValueError(
+            "acp runs the ACP bridge in this package's own child: it cannot be used with agent, agent_config, command or mock"
+        )
+    if isinstance(acp, str) or not acp or not all(isinstance(arg, str) for arg in acp):
+        raise ValueError(f"acp must be the ACP agent's argv, a non-empty list of strings, not {acp!r}")
+    if permissions not in ("deny", "allow-once", "allow-always"):
+        raise ValueError(f"acp_permissions must be deny, allow-once or allow-always, not {permissions!r}")
+    for name, value in (("acp_grace", grace), ("acp_init_timeout", init_timeout)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+            raise ValueError(f"{name} must be a positive number of seconds, not {value!r}")
+    return child_command(
+        "--acp",
+        "--acp-permissions",
+        permissions,
+        "--acp-grace",
+        repr(float(grace)),
+        "--acp-init-timeout",
+        repr(float(init_timeout)),
+        "--",
+        *acp,
+    )
+
+
 def spawn(
     prompt: str | None = None,
     *,
@@ -441,6 +476,10 @@ def spawn(
     agent_config: Mapping[str, Any] | None = None,
     stall_timeout: float | None = None,
     state: StateDir | None = None,
+    acp: Sequence[str] | None = None,
+    acp_permissions: str = "deny",
+    acp_grace: float = 5.0,
+    acp_init_timeout: float = 30.0,
 ) -> LiveChild:
     """Start a live child and return it (see the module docstring).
 
@@ -455,6 +494,12 @@ def spawn(
     :class:`~fenwire_fast.live.channel.Channel`). ``stall_timeout``: the watchdog (see the module
     docstring); a stalled child's :attr:`LiveChild.error` says ``stalled: no event for S s``.
 
+    ``acp`` (an argv) runs an Agent Client Protocol agent through the ACP bridge in this package's
+    own child (``fenwire child --acp``, :mod:`~fenwire_fast.live.acp`; the child needs the ``acp``
+    extra): ``acp_permissions`` (``deny``, ``allow-once`` or ``allow-always``) answers its permission
+    requests, ``acp_grace`` is how long it has to answer ``session/cancel`` before its process group
+    is killed, ``acp_init_timeout`` bounds ``initialize`` and ``session/new``.
+
     The child leads a new session and process group (``start_new_session``). This package's own
     child gets the read end of the parent's lifeline pipe as ``FEN_WIRE_PARENT_FD``; any other
     ``command`` is listed with the parent's keeper (see :mod:`~fenwire_fast.live.orphans`): either
@@ -466,6 +511,8 @@ def spawn(
     until its deadline or until it is told to stop."""
     if stall_timeout is not None and not stall_timeout > 0:
         raise ValueError(f"stall_timeout must be a positive number of seconds, not {stall_timeout!r}")
+    if acp is not None:
+        command = _acp_command(acp, agent, agent_config, command, mock, acp_permissions, acp_grace, acp_init_timeout)
     if timeout is not None:
         deadline = time.time() + timeout
     record: DurableRun | None = None
@@ -503,15 +550,15 @@ def spawn(
             raise ValueError("agent_config needs agent")
         if agent is not None and (command is not None or mock is not None):
             raise ValueError("agent runs in this package's own child: it cannot be used with command or mock")
-        own = command is None
+        own = command is None or acp is not None
         if command is None:
             extra = [] if agent is None else ["--agent", agent]
             if agent_config is not None:
                 extra += ["--agent-config", json.dumps(dict(agent_config), separators=(",", ":"))]
             command = child_command(*extra)
-            if not _on_default_path(_PACKAGE_ROOT):  # e.g. running from a source tree
-                old_path = child_env.get("PYTHONPATH")
-                child_env["PYTHONPATH"] = _PACKAGE_ROOT + (os.pathsep + old_path if old_path else "")
+        if own and not _on_default_path(_PACKAGE_ROOT):  # e.g. running from a source tree
+            old_path = child_env.get("PYTHONPATH")
+            child_env["PYTHONPATH"] = _PACKAGE_ROOT + (os.pathsep + old_path if old_path else "")
         child_env["FEN_WIRE_CONTROL_PATH"] = control_path
         child_env["FEN_WIRE_EVENT_PATH"] = event_path
         child_env["FEN_WIRE_RUN_ID"] = run

@@ -23,7 +23,7 @@ from .controls import ControlReader
 from .event_writer import EventWriter
 from .inputs import InputQueues
 from .result import RunResult
-from .runner import TurnRunner, describe_error
+from .runner import TurnRunner, describe_error, failure_reason
 from .turn import Turn, TurnEnd
 
 __all__ = ["Presenter", "DEFAULT_FINALIZE_NOTE", "DISPLAY_EVENTS", "BUSY_TICK", "IDLE_TICK"]
@@ -82,7 +82,7 @@ class Presenter:
             except Exception as exc:  # noqa: BLE001 - an agent failure is a run failure
                 self._events.emit("ready")
                 self._advance("started")
-                self._fatal(f"agent start failed: {describe_error(exc)}")
+                self._fatal(failure_reason("agent start failed", exc))
             else:
                 self._events.emit("ready")
                 self._advance("started")
@@ -217,7 +217,7 @@ class Presenter:
         """Write what the turn leaves, then move the run on: fail it, end it, or start the next turn."""
         self.turns.complete(turn, end)
         if end.error is not None:
-            self._fatal(f"agent failed: {describe_error(end.error)}")
+            self._fatal(failure_reason("agent failed", end.error))
         else:
             self._advance("final-turn-done" if turn.request.final else "turn-done")
         if self.exit_status is None and self.turns.current is None and session.is_terminal(self.state):

@@ -8,13 +8,13 @@ from typing import Any
 
 from ... import DISPLAY_EVENT_TYPES
 from ...normalize import normalize
-from ..agent import Agent, TurnInput, start_events
+from ..agent import Agent, AgentFailure, TurnInput, start_events
 from .event_writer import EventWriter
 from .inputs import InputQueues, Queued
 from .result import RunResult
 from .turn import PresenterTurnContext, Turn, TurnEnd
 
-__all__ = ["TurnRunner", "describe_error"]
+__all__ = ["TurnRunner", "describe_error", "failure_reason"]
 
 
 class TurnRunner:
@@ -160,3 +160,11 @@ def describe_error(exc: BaseException) -> str:
     """``Type: message`` (just ``Type`` when the message is empty)."""
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def failure_reason(prefix: str, exc: BaseException) -> str:
+    """Why an agent failure fails the run: an :class:`~fenwire_fast.live.agent.AgentFailure`'s own
+    message, else ``prefix: Type: message``."""
+    if isinstance(exc, AgentFailure) and str(exc):
+        return str(exc)
+    return f"{prefix}: {describe_error(exc)}"

@@ -1,0 +1,392 @@
+"""The ACP bridge: any Agent Client Protocol agent (JSON-RPC over stdio) as a live child's agent.
+
+``fenwire child --acp -- COMMAND...`` (or ``spawn(acp=[...])``) runs :func:`bridge`, which starts
+``COMMAND`` in a process group of its own (listed with the package's orphan keeper, so it dies with
+the child however the child dies), talks ACP to it with the ``agent-client-protocol`` SDK (the
+``acp`` extra) on an asyncio loop of its own thread, and turns each turn into one ``session/prompt``:
+
+- ``start()``: ``initialize`` and ``session/new`` (cwd: the child's) within ``init_timeout``
+  seconds; yields ``agent-started`` (provider ``acp``, model: the agent's name);
+- a turn: ``llm-start``, the mapped updates (:mod:`~fenwire_fast.live.acp_map`), ``llm-end`` with the
+  prompt's stop reason; the finalize turn asks for a plain answer without tools;
+- an interruption (cancel, finalize, deadline) sends ``session/cancel`` and goes on mapping updates
+  until the prompt answers, or ``grace`` seconds pass and the agent's process group is killed;
+- a failure (the agent exits, answers with an error, or does not answer in time) fails the run with
+  an :class:`~fenwire_fast.live.agent.AgentFailure` whose message starts with ``ACP agent``;
+- the agent's stdout is read through a line framer with a 1 MiB cap: lines that are not JSON-RPC,
+  or too long, are skipped and reported as ``info``;
+- ``close()``: close the agent's stdin, give it a moment, kill its group.
+
+This module and ``acp_client`` are the only ones that import the SDK.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Coroutine, Generator, Sequence
+from typing import Any, TypeVar, cast
+
+from acp import PROTOCOL_VERSION, Client, RequestError, connect_to_agent
+from acp.client.connection import ClientSideConnection
+from acp.schema import ClientCapabilities, Implementation, TextContentBlock
+from pydantic import ValidationError
+
+from . import orphans
+from .acp_client import PERMISSIONS, BridgeClient, Item, StdoutFramer, new_marker
+from .acp_map import ToolCalls, TurnMapper, map_stop_reason
+from .agent import AgentFailure, TurnContext, TurnInput, TurnInterrupted, TurnResult, Wait
+
+__all__ = ["bridge", "AcpBridge", "FINALIZE_PREFIX", "DEFAULT_GRACE", "DEFAULT_INIT_TIMEOUT"]
+
+DEFAULT_GRACE = 5.0
+DEFAULT_INIT_TIMEOUT = 30.0
+#: the finalize turn's text starts with this
+FINALIZE_PREFIX = "Answer now in plain text, without using any tools.\n\n"
+#: how often a turn looks at the queue while nothing is in it
+POLL = 0.01
+#: ``close()``: how long the agent has to exit after its stdin closes, before its group is killed
+CLOSE_WAIT = 0.5
+#: after the agent's stdout ends, how long to wait for its exit code
+EXIT_WAIT = 2.0
+
+T = TypeVar("T")
+
+
+def _seconds(config: dict[str, Any], key: str, default: float) -> float:
+    value = config.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+        raise ValueError(f"ACP bridge: {key} must be a positive number of seconds, not {value!r}")
+    return float(value)
+
+
+def bridge(config: dict[str, Any]) -> AcpBridge:
+    """The agent factory (``--agent fenwire_fast.live.acp:bridge --agent-config JSON``); see the
+    module docstring for ``command``, ``permissions``, ``grace`` and ``init_timeout``."""
+    if not isinstance(config, dict):
+        raise ValueError("ACP bridge: the config must be a JSON object")
+    command = config.get("command")
+    if not isinstance(command, list) or not command or not all(isinstance(a, str) for a in command):
+        raise ValueError("ACP bridge: command must be a non-empty list of strings (the ACP agent's argv)")
+    permissions = config.get("permissions", "deny")
+    if permissions not in PERMISSIONS:
+        raise ValueError(f"ACP bridge: permissions must be one of {', '.join(PERMISSIONS)}, not {permissions!r}")
+    return AcpBridge(
+        command,
+        permissions=permissions,
+        grace=_seconds(config, "grace", DEFAULT_GRACE),
+        init_timeout=_seconds(config, "init_timeout", DEFAULT_INIT_TIMEOUT),
+    )
+
+
+def _exit_text(code: int) -> str:
+    return f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+
+
+class AcpBridge:
+    """An :class:`~fenwire_fast.live.agent.Agent` that runs an ACP agent process (see the module docstring)."""
+
+    def __init__(self, command: Sequence[str], *, permissions: str, grace: float, init_timeout: float) -> None:
+        self.command = list(command)
+        self.permissions = permissions
+        self.grace = grace
+        self.init_timeout = init_timeout
+        self.model = "acp"
+        self.process: subprocess.Popen[bytes] | None = None
+        self.session_id: str | None = None
+        self._out: queue.SimpleQueue[Item] = queue.SimpleQueue()
+        self._marker = new_marker()
+        self._client = BridgeClient(self._out, permissions, self._marker)
+        self._tools = ToolCalls()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._conn: ClientSideConnection | None = None
+        self._stdin: asyncio.WriteTransport | None = None
+        self._kept = False
+        self._dead: str | None = None  # why no more prompt can be sent
+        self._exited_at: float | None = None
+        self._closed = False
+
+    # -- the process and the loop ----------------------------------------------------------------
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("FEN_WIRE_")}
+        try:
+            process = subprocess.Popen(
+                self.command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=env,
+                close_fds=True,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise AgentFailure(f"ACP agent could not be started: {exc.strerror or exc}: {self.command[0]}") from None
+        self.process = process
+        try:
+            self._kept = orphans.keeper().keep(process.pid, 1.0)
+        except OSError:
+            pass
+        return process
+
+    def _run(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        assert self._loop is not None
+        return asyncio.run_coroutine_threadsafe(coro, self._loop)
+
+    async def _connect(self, process: subprocess.Popen[bytes]) -> None:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=4 << 20)
+        assert process.stdin is not None and process.stdout is not None
+        await loop.connect_read_pipe(lambda: StdoutFramer(reader, self._marker, self._out), process.stdout)
+        transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, process.stdin)
+        self._stdin = transport
+        writer = asyncio.StreamWriter(transport, protocol, None, loop)
+        # the SDK asks for the whole Client protocol; the bridge answers what a client without fs or
+        # terminal capabilities must (the SDK answers the rest "method not found")
+        self._conn = connect_to_agent(cast(Client, self._client), writer, reader)
+
+    def _phase(self, name: str, coro: Coroutine[Any, Any, T], deadline: float) -> T:
+        """Run one step of ``start()`` on the loop, within what is left of ``init_timeout``."""
+        future = self._run(coro)
+        try:
+            while True:
+                try:
+                    return future.result(timeout=min(max(deadline - time.monotonic(), 0.0), 0.05))
+                except concurrent.futures.TimeoutError:
+                    if time.monotonic() >= deadline:
+                        raise
+                    if self._exited_for() >= EXIT_WAIT:  # its stdout is held open
+                        raise ConnectionError("the ACP agent exited") from None
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            self._kill()
+            raise AgentFailure(f"ACP agent did not answer {name} within {self.init_timeout} s") from None
+        except RequestError as exc:
+            self._kill()
+            raise AgentFailure(f"ACP agent answered {name} with error {exc.code}: {exc}") from None
+        except ValidationError as exc:
+            self._kill()
+            raise AgentFailure(f"ACP agent's answer to {name} is not valid: {_first_line(exc)}") from None
+        except (ConnectionError, OSError):
+            future.cancel()
+            raise AgentFailure(self._death(f"during {name}")) from None
+
+    def _death(self, when: str) -> str:
+        """Why the connection ended: the agent's exit (waited for a moment), else its stdout closing."""
+        process = self.process
+        assert process is not None
+        try:
+            code = process.wait(timeout=EXIT_WAIT)
+        except subprocess.TimeoutExpired:
+            self._kill()
+            reason = f"ACP agent closed its stdout {when}"
+        else:
+            reason = f"ACP agent {_exit_text(code)} {when}"
+        self._dead = self._dead or reason
+        return reason
+
+    def _kill(self) -> None:
+        """SIGKILL the agent's process group (whatever of it still runs)."""
+        process = self.process
+        if process is None:
+            return
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+    # -- the agent protocol ----------------------------------------------------------------------
+
+    def start(self) -> list[dict[str, Any]]:
+        """Start the agent; ``initialize`` and ``session/new``; ``agent-started``."""
+        deadline = time.monotonic() + self.init_timeout
+        process = self._spawn()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="fenwire-acp-loop", daemon=True)
+        self._thread.start()
+        self._phase("initialize", self._connect(process), deadline)
+        conn = self._conn
+        assert conn is not None
+        init = self._phase(
+            "initialize",
+            conn.initialize(
+                protocol_version=PROTOCOL_VERSION,
+                client_capabilities=ClientCapabilities(),
+                client_info=Implementation(name="fenwire_fast", version=_version()),
+            ),
+            deadline,
+        )
+        if init.agent_info is not None and init.agent_info.name:
+            self.model = init.agent_info.name
+        session = self._phase("session/new", conn.new_session(cwd=os.getcwd(), mcp_servers=[]), deadline)
+        self.session_id = session.session_id
+        assert self._loop is not None
+        self._loop.call_soon_threadsafe(self._client.set_session, session.session_id)
+        return [{"type": "agent-started", "provider": "acp", "model": self.model}]
+
+    async def _prompt(self, session_id: str, text: str) -> None:
+        assert self._conn is not None
+        try:
+            response = await self._conn.prompt(session_id=session_id, prompt=[TextContentBlock(type="text", text=text)])
+        except Exception as exc:  # noqa: BLE001 - the turn decides what it means
+            self._out.put(("failed", exc))
+        else:
+            self._out.put(("answer", response))
+
+    async def _cancel(self, session_id: str) -> None:
+        assert self._conn is not None
+        self._client.cancelling = True
+        try:
+            await self._conn.cancel(session_id=session_id)
+        except Exception:  # noqa: BLE001 - a dead agent is found by the turn
+            pass
+
+    def turn(self, request: TurnInput, ctx: TurnContext) -> Generator[dict[str, Any] | Wait, None, TurnResult]:
+        """One ``session/prompt`` (see the module docstring)."""
+        if self._dead is not None:
+            raise AgentFailure(self._dead)
+        session_id = self.session_id
+        if session_id is None:
+            raise AgentFailure("ACP agent has no session")
+        text = request.text if request.tools else FINALIZE_PREFIX + request.text
+        mapper = TurnMapper(self._tools)
+        yield {"type": "llm-start", "provider": "acp", "model": self.model}
+        self._client.cancelling = False
+        self._run(self._prompt(session_id, text))
+        interrupted: TurnInterrupted | None = None
+        cancel_by = 0.0
+        ending: Item | None = None
+        pending: list[dict[str, Any] | Wait] = []
+        try:
+            while True:
+                if not pending:
+                    if ending is not None:
+                        break
+                    item = self._take()
+                    if item is None and self._exited_for() >= EXIT_WAIT:  # its stdout is held open
+                        item = ("failed", ConnectionError("the ACP agent exited"))
+                    if item is None:
+                        if interrupted is not None and time.monotonic() >= cancel_by:
+                            break
+                        pending = [Wait(POLL if interrupted is None else max(POLL, self.grace / 500))]
+                    elif item[0] in ("answer", "failed"):
+                        ending = item
+                        pending = list(mapper.finish() if item[0] == "answer" else mapper.interrupt())
+                        continue
+                    else:
+                        pending = self._map(mapper, item)
+                        continue
+                event = pending.pop(0)
+                try:
+                    yield event
+                except TurnInterrupted as exc:
+                    if interrupted is None:
+                        interrupted = exc
+                        cancel_by = time.monotonic() + self.grace
+                        self._run(self._cancel(session_id))
+        except GeneratorExit:
+            self._dead = self._dead or "ACP agent's turn was cut off"
+            self._kill()
+            raise
+        if ending is None:  # no answer to session/cancel within grace
+            assert interrupted is not None
+            self._dead = f"ACP agent's process group killed: no answer to session/cancel within {self.grace} s"
+            self._kill()
+            yield from mapper.interrupt()
+            yield {"type": "llm-end", "stop-reason": "aborted"}
+            if interrupted.reason == "finalize":
+                raise AgentFailure(self._dead)
+            raise interrupted
+        if ending[0] == "failed":
+            if interrupted is not None and not isinstance(ending[1], (ConnectionError, OSError)):
+                raise interrupted  # an error answer to a cancelled prompt
+            reason = self._failure(ending[1])
+            if interrupted is not None and interrupted.reason != "finalize":
+                raise interrupted
+            raise AgentFailure(reason)
+        stop = map_stop_reason(ending[1].stop_reason)
+        yield {"type": "llm-end", "stop-reason": stop}
+        if interrupted is not None:
+            raise interrupted
+        return TurnResult(stop_reason=stop, usage={}, text=mapper.last_text)
+
+    def _exited_for(self) -> float:
+        """Seconds since the agent's process was first seen ended (0 while it runs)."""
+        if self.process is None or self.process.poll() is None:
+            return 0.0
+        now = time.monotonic()
+        if self._exited_at is None:
+            self._exited_at = now
+        return now - self._exited_at
+
+    def _take(self) -> Item | None:
+        try:
+            return self._out.get_nowait()
+        except queue.Empty:
+            return None
+
+    def _map(self, mapper: TurnMapper, item: Item) -> list[dict[str, Any] | Wait]:
+        kind, value = item
+        if kind == "info":
+            return [{"type": "info", "summary": value}]
+        if kind == "update":
+            return list(mapper.update(value))
+        return []
+
+    def _failure(self, exc: BaseException) -> str:
+        if isinstance(exc, RequestError):
+            return f"ACP agent answered session/prompt with error {exc.code}: {exc}"
+        if isinstance(exc, ValidationError):
+            return f"ACP agent's answer to session/prompt is not valid: {_first_line(exc)}"
+        if isinstance(exc, (ConnectionError, OSError)):
+            return self._death("during a turn")
+        return f"ACP agent bridge failed: {type(exc).__name__}: {exc}"
+
+    def close(self) -> None:
+        """End the agent: close its stdin, give it a moment, kill its group; stop the loop."""
+        if self._closed:
+            return
+        self._closed = True
+        loop, process = self._loop, self.process
+        if loop is not None and self._stdin is not None:
+            loop.call_soon_threadsafe(self._stdin.close)
+        elif process is not None and process.stdin is not None:
+            process.stdin.close()
+        if process is not None:
+            try:
+                process.wait(timeout=CLOSE_WAIT)
+            except subprocess.TimeoutExpired:
+                pass
+            self._kill()
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+            if self._kept:
+                orphans.release(process.pid)
+        if loop is not None:
+            if self._conn is not None:
+                try:
+                    self._run(self._conn.close()).result(timeout=1.0)
+                except Exception:  # noqa: BLE001 - closing what is already gone
+                    pass
+            loop.call_soon_threadsafe(loop.stop)
+            if self._thread is not None:
+                self._thread.join(timeout=1.0)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return str(__version__)
