@@ -1,0 +1,68 @@
+"""A test ACP agent that misbehaves in one way, chosen by ``--mode``.
+
+    python3 bad_agent.py --mode MODE [--pid-file PATH]
+
+- ``no-init``: never answers ``initialize``;
+- ``exit-mid-turn``: sends one message chunk of a prompt, then exits with code 3;
+- ``garbage``: writes a line that is not JSON between two message chunks, then works normally;
+- ``long-line``: writes a 2 MiB line (a well-formed message chunk notification, too long for the
+  bridge's 1 MiB line cap) between two message chunks, then works normally;
+- ``unknown-session``: sends one update for a session that does not exist between two message
+  chunks, then works normally.
+
+Working normally: the message ``scripted.BAD_MESSAGE``, then ``end_turn``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+from typing import Any
+
+import acp
+from acp import InitializeResponse, PromptResponse
+from kit import ScriptedAgent, run
+from scripted import BAD_GARBAGE_LINE, BAD_LONG_LINE_BYTES, BAD_MESSAGE, BAD_UNKNOWN_SESSION, SESSION
+
+MODES = ("no-init", "exit-mid-turn", "garbage", "long-line", "unknown-session")
+
+
+class BadAgent(ScriptedAgent):
+    name = "bad-agent"
+
+    async def initialize(self, protocol_version: int, **kwargs: Any) -> InitializeResponse:
+        if self.args.mode == "no-init":
+            await asyncio.Event().wait()  # forever
+        return await super().initialize(protocol_version, **kwargs)
+
+    async def prompt(self, prompt: Any, session_id: str, **kwargs: Any) -> PromptResponse:
+        mode = self.args.mode
+        await self.say(BAD_MESSAGE[0])
+        if mode == "exit-mid-turn":
+            os._exit(3)
+        elif mode == "garbage":
+            await self.raw(BAD_GARBAGE_LINE.encode() + b"\n")
+        elif mode == "long-line":
+            pad = "x" * BAD_LONG_LINE_BYTES
+            note = {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {
+                    "sessionId": SESSION,
+                    "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": pad}},
+                },
+            }
+            await self.raw(json.dumps(note).encode() + b"\n")
+        elif mode == "unknown-session":
+            await self.update(acp.update_agent_message_text("not for you"), session=BAD_UNKNOWN_SESSION)
+        for chunk in BAD_MESSAGE[1:]:
+            await self.say(chunk)
+        return PromptResponse(stop_reason="end_turn")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mode", choices=MODES, required=True)
+    run(BadAgent, parser)

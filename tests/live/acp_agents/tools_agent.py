@@ -1,0 +1,36 @@
+"""A test ACP agent that calls tools: a plan, three tool calls (progress updates, two completed,
+one failed), then a closing message and ``end_turn``. The script is ``scripted.TOOLS*``.
+
+    python3 tools_agent.py [--pid-file PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import acp
+from acp import PromptResponse
+from kit import ScriptedAgent, run
+from scripted import TOOLS, TOOLS_PLAN, TOOLS_TEXT
+
+
+class ToolsAgent(ScriptedAgent):
+    name = "tools-agent"
+
+    async def prompt(self, prompt: Any, session_id: str, **kwargs: Any) -> PromptResponse:
+        # an update kind the bridge ignores
+        await self.update(acp.update_user_message_text("(the user's words, echoed)"))
+        await self.update(acp.update_plan([acp.plan_entry(e, status="pending") for e in TOOLS_PLAN]))
+        for call_id, title, raw_input, progress, status, raw_output, text in TOOLS:
+            await self.update(acp.start_tool_call(call_id, title, kind="other", status="pending", raw_input=raw_input))
+            for _ in range(progress):
+                await self.update(acp.update_tool_call(call_id, status="in_progress"))
+            content = [acp.tool_content(acp.text_block(text))] if text is not None else None
+            await self.update(acp.update_tool_call(call_id, status=status, raw_output=raw_output, content=content))
+        await self.say(TOOLS_TEXT)
+        return PromptResponse(stop_reason="end_turn")
+
+
+if __name__ == "__main__":
+    run(ToolsAgent, argparse.ArgumentParser())
