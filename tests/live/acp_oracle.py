@@ -317,7 +317,12 @@ def _check_turn(number: int, start: Event, body: list[Event], complete: Event | 
     if reason not in ("aborted", "error") and llm != ["llm-start", "llm-end"]:
         problems.append(f"a turn ended {reason!r} needs one llm-start and one llm-end, got {llm}")
     ends = [e for e in body if e.get("type") == "llm-end"]
-    if ends and ends[-1].get("stop-reason") != reason:
+    # a turn the bridge failed (the run fails) may have closed its prompt as aborted first
+    if (
+        ends
+        and ends[-1].get("stop-reason") != reason
+        and not (reason == "error" and ends[-1].get("stop-reason") == "aborted")
+    ):
         problems.append(f"llm-end stop-reason {ends[-1].get('stop-reason')!r} != turn-complete's {reason!r}")
     for e in body:
         if e.get("type") == "llm-start" and e.get("provider") != "acp":
@@ -610,12 +615,13 @@ def spawn_run(
     pid_dir: str | None = None,
     **kwargs: Any,
 ) -> Run:
-    """Spawn one bridged child (``spawn(acp=command)``); with ``pid_dir`` the agent gets a
-    ``--pid-file`` there (so its process group can be checked afterwards)."""
+    """Spawn one bridged child (``spawn(acp=command)``); with ``pid_dir`` the agent is started
+    through ``with_pid.py``, which writes its pid there (so its process group can be checked
+    afterwards)."""
     pid_file = None
     if pid_dir is not None:
         pid_file = os.path.join(pid_dir, name + ".pid")
-        command = [*command, "--pid-file", pid_file]
+        command = [command[0], str(AGENTS / "with_pid.py"), pid_file, *command[1:]]
     kwargs.setdefault("timeout", HANG_GUARD)
     child = spawn(prompt, acp=command, env=child_env(), run=f"run-{name}", **kwargs)
     run = Run(name, child, expect=expect, pid_file=pid_file)

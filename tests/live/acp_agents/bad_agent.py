@@ -1,6 +1,6 @@
 """A test ACP agent that misbehaves in one way, chosen by ``--mode``.
 
-    python3 bad_agent.py --mode MODE [--pid-file PATH]
+    python3 bad_agent.py --mode MODE
 
 - ``no-init``: never answers ``initialize``;
 - ``exit-mid-turn``: sends one message chunk of a prompt, then exits with code 3;

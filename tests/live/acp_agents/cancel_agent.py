@@ -1,6 +1,6 @@
 """A test ACP agent that streams slowly until it is cancelled.
 
-    python3 cancel_agent.py [--ignore-cancel] [--pid-file PATH]
+    python3 cancel_agent.py [--ignore-cancel]
 
 A prompt opens a tool call (never finished), then streams one message chunk every 50 ms for up to
 60 s. On ``session/cancel`` it answers the prompt ``cancelled``; with ``--ignore-cancel`` it never

@@ -5,15 +5,13 @@ runner keeps the stdout writer so that a misbehaving agent can put raw bytes bet
 messages (the SDK writes each message and drains before ``session_update`` returns, so the order on
 the pipe is the order of the awaits).
 
-Common flag: ``--pid-file PATH`` (the agent writes its pid there before speaking ACP, so a test
-can check that its process group is gone afterwards).
+To know an agent's pid (and so its process group), a test starts it through ``with_pid.py``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -73,12 +71,7 @@ class ScriptedAgent:
 
 
 def run(make: Callable[[argparse.Namespace], ScriptedAgent], parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pid-file")
     args = parser.parse_args()
-    if args.pid_file:
-        with open(args.pid_file + ".tmp", "w", encoding="utf-8") as handle:
-            handle.write(str(os.getpid()))
-        os.replace(args.pid_file + ".tmp", args.pid_file)
 
     async def main() -> None:
         reader, writer = await stdio_streams(limit=64 * 1024 * 1024)

@@ -1,6 +1,6 @@
 """A test ACP agent that asks permission before it runs a tool.
 
-    python3 permission_agent.py [--no-reject-once] [--pid-file PATH]
+    python3 permission_agent.py [--no-reject-once]
 
 A prompt announces a tool call, asks ``session/request_permission`` for it with the options of
 ``scripted.PERMISSION_OPTIONS`` (``--no-reject-once``: ``PERMISSION_OPTIONS_NO_REJECT_ONCE``),

@@ -1,6 +1,6 @@
 """A test ACP agent that streams: thought chunks, then message chunks, then ``end_turn``.
 
-    python3 stream_agent.py [--gate PATH] [--pid-file PATH]
+    python3 stream_agent.py [--gate PATH]
 
 Every prompt gets the same script (``scripted.STREAM_*``); the last message chunk says which prompt
 (counting from 1) it answers and quotes its text, so a test sees what each ``session/prompt``

@@ -1,7 +1,7 @@
 """A test ACP agent that calls tools: a plan, three tool calls (progress updates, two completed,
 one failed), then a closing message and ``end_turn``. The script is ``scripted.TOOLS*``.
 
-    python3 tools_agent.py [--pid-file PATH]
+    python3 tools_agent.py
 """
 
 from __future__ import annotations
