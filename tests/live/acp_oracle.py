@@ -416,8 +416,8 @@ def _check_turn_expect(turn: Turn, want: TurnExpect) -> list[str]:
 FINALIZE_PREFIX_WORDS = "plain text"
 
 
-def expect_stream(prompts: Sequence[str]) -> Expect:
-    """stream_agent answering ``prompts`` (one turn each), every turn ``end_turn``."""
+def expect_stream(prompts: Sequence[str], stop: str = "end_turn") -> Expect:
+    """stream_agent answering ``prompts`` (one turn each), every turn with the ACP stop reason ``stop``."""
     turns = [
         TurnExpect(
             text=scripted.stream_text(i, p),
@@ -425,7 +425,7 @@ def expect_stream(prompts: Sequence[str]) -> Expect:
             tools=[],
             infos=[],
             order=["llm-start", "assistant-thinking", "assistant-text", "llm-end"],
-            stop_reason="stop",
+            stop_reason=STOP_REASONS[stop],
         )
         for i, p in enumerate(prompts, 1)
     ]
@@ -613,17 +613,27 @@ def spawn_run(
     expect: Expect | None = None,
     script: Script | None = None,
     pid_dir: str | None = None,
+    via_cli: bool = False,
     **kwargs: Any,
 ) -> Run:
     """Spawn one bridged child (``spawn(acp=command)``); with ``pid_dir`` the agent is started
     through ``with_pid.py``, which writes its pid there (so its process group can be checked
-    afterwards)."""
+    afterwards). ``via_cli``: the child is started as ``fenwire child --acp [options] -- COMMAND``
+    (``spawn(command=...)``), the ``acp_*`` keywords becoming its options."""
     pid_file = None
     if pid_dir is not None:
         pid_file = os.path.join(pid_dir, name + ".pid")
         command = [command[0], str(AGENTS / "with_pid.py"), pid_file, *command[1:]]
     kwargs.setdefault("timeout", HANG_GUARD)
-    child = spawn(prompt, acp=command, env=child_env(), run=f"run-{name}", **kwargs)
+    if via_cli:  # the CLI sugar: fenwire child --acp [--acp-OPTION VALUE ...] -- COMMAND
+        flags: list[str] = []
+        for key in ("acp_permissions", "acp_grace", "acp_init_timeout"):
+            if key in kwargs:
+                flags += ["--" + key.replace("_", "-"), str(kwargs.pop(key))]
+        argv = [sys.executable, "-m", "fenwire_fast", "child", "--acp", *flags, "--", *command]
+        child = spawn(prompt, command=argv, env=child_env(), run=f"run-{name}", **kwargs)
+    else:
+        child = spawn(prompt, acp=command, env=child_env(), run=f"run-{name}", **kwargs)
     run = Run(name, child, expect=expect, pid_file=pid_file)
     if script is not None:
         run._script = script(run)

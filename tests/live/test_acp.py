@@ -25,6 +25,7 @@ pytest.importorskip("acp")
 
 from acp_agents import scripted
 from acp_oracle import (
+    STOP_REASONS,
     Expect,
     Run,
     TurnExpect,
@@ -45,6 +46,8 @@ from live_harness import HANG_GUARD, assert_groups_empty, child_env
 
 PROMPT = 'Stream, please: "quoted", \u00e9t\u00e9 \u2713\nand a second line'
 POLICIES = ["deny", "allow-once", "allow-always"]
+#: ACP stop reasons other than end_turn (stream_agent --stop), mapped by the oracle's STOP_REASONS
+STOPS = ["max_tokens", "max_turn_requests", "refusal"]
 STEER = ["steer A: look left", "steer B: then \u00e9\u00e9"]
 FOLLOW_UP = "follow it up"
 NOTE = "Sum up."
@@ -80,6 +83,20 @@ def _finalize_prompt_ok(text: str | None) -> bool:
         return False
     prompt = match.group(1)
     head, sep, tail = prompt.partition("\n\n")
+    return bool(sep) and tail == NOTE and "tools" in head
+
+
+def _finalize_when_streaming(run: Run) -> Any:
+    yield lambda r: r.count("assistant-text-delta") >= 2
+    run.send("finalize", {"note": NOTE}, name="finalize")
+
+
+def _finalize_after_cancel_ok(text: str | None) -> bool:
+    """cancel_agent's answer to the finalize prompt that follows the interrupted turn."""
+    prefix = scripted.cancel_later_text("")
+    if not (text or "").startswith(prefix):
+        return False
+    head, sep, tail = (text or "")[len(prefix) :].partition("\n\n")
     return bool(sep) and tail == NOTE and "tools" in head
 
 
@@ -123,6 +140,40 @@ def spawned(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
             pid_dir=pids,
         ),
     ]
+    runs += [
+        spawn_run(
+            f"stop-{reason}",
+            [*stream, "--stop", reason],
+            prompt=PROMPT,
+            expect=expect_stream([PROMPT], stop=reason),
+            script=close_after_turns(),
+            pid_dir=pids,
+        )
+        for reason in STOPS
+    ]
+    runs.append(
+        spawn_run(
+            "cli-permission-allow-always",
+            perm,
+            acp_permissions="allow-always",
+            expect=expect_permission("allow-always"),
+            script=close_after_turns(),
+            pid_dir=pids,
+            via_cli=True,
+        )
+    )
+    mid = expect_cancelled(status="done")
+    assert mid.turns is not None
+    mid.turns.append(TurnExpect(text_ok=_finalize_after_cancel_ok, tools=[], infos=[], stop_reason="stop"))
+    runs.append(
+        spawn_run(
+            "finalize-mid-turn",
+            agent_command("cancel_agent.py"),
+            expect=mid,
+            script=_finalize_when_streaming,
+            pid_dir=pids,
+        )
+    )
     finalize = expect_stream(["first", "?"])
     assert finalize.turns is not None
     finalize.turns[1] = TurnExpect(text_ok=_finalize_prompt_ok, tools=[], infos=[], stop_reason="stop")
@@ -137,6 +188,9 @@ SPAWNED = [
     "permission-deny-no-reject-once",
     "steer",
     "finalize",
+    *[f"stop-{reason}" for reason in STOPS],
+    "cli-permission-allow-always",
+    "finalize-mid-turn",
 ]
 
 
@@ -170,6 +224,21 @@ def test_steer_and_follow_up_become_the_next_prompts_at_the_turn_boundary(spawne
     assert [e["ref"] for e in follow] == [run.sent["follow-up"]], run.describe()
     assert all(starts[1] < run.events.index(e) < completes[1] for e in steering), run.describe()
     assert starts[2] < run.events.index(follow[0]) < completes[2], run.describe()
+
+
+@pytest.mark.parametrize("reason", STOPS)
+def test_the_stop_reason_is_mapped_through_to_the_result(spawned: dict[str, Run], reason: str) -> None:
+    run = spawned[f"stop-{reason}"]
+    assert run.events[-2]["type"] == "result", run.describe()
+    assert run.events[-2]["stop-reason"] == STOP_REASONS[reason], run.describe()
+    assert run.events[-2]["final-text"] == scripted.stream_text(1, PROMPT), run.describe()
+
+
+def test_a_finalize_during_a_turn_cancels_it_then_sends_the_finalize_prompt(spawned: dict[str, Run]) -> None:
+    run = spawned["finalize-mid-turn"]
+    ack = run.index("control-ack", ref=run.sent["finalize"])
+    assert run.index("turn-started", turn=1) < ack < run.index("turn-complete", turn=1), run.describe()
+    assert run.events[run.index("turn-complete", turn=1)]["stop-reason"] == "aborted", run.describe()
 
 
 def test_the_finalize_turn_asks_for_a_plain_answer_without_tools(spawned: dict[str, Run]) -> None:

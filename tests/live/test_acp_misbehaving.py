@@ -9,6 +9,9 @@ All runs go at once (one module fixture); each test checks one of them with the 
 
 from __future__ import annotations
 
+import os
+import signal
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,7 +31,9 @@ from acp_oracle import (
     drive,
     expect_bad,
     spawn_run,
+    wait_group_gone,
 )
+from live_harness import assert_groups_empty, group_empty, wait_for_event
 
 #: what a misbehaving run may take at most (it should take a second or two): a hang guard
 BOUND = 60.0
@@ -123,3 +128,19 @@ def test_an_ignored_cancel_of_a_finalize_kills_the_group_and_fails_the_run(runs:
     took = run.arrival("exit") - run.sent_at["finalize"]
     assert took < GRACE + 1.0, f"the run ended {took:.2f} s after the finalize\n{run.describe()}"
     assert_clean(run)
+
+
+def test_a_sigkilled_child_takes_its_agent_group_with_it(tmp_path: Path) -> None:
+    """The ACP agent runs in a process group of its own; when the child is SIGKILLed (no chance to
+    close the agent), the orphan protection must still end that group."""
+    run = spawn_run("sigkilled", agent_command("cancel_agent.py"), pid_dir=str(tmp_path))
+    try:
+        wait_for_event(run.child, lambda e: e["type"] == "assistant-text-delta", run.events, timeout=BOUND)
+        assert run.pid_file is not None
+        agent = int(Path(run.pid_file).read_text())
+        assert not group_empty(agent), "the agent is not streaming in a group of its own"
+        os.kill(run.child.pid, signal.SIGKILL)
+        wait_group_gone(agent, timeout=15.0)
+    finally:
+        run.child.cleanup()
+    assert_groups_empty([run.child])

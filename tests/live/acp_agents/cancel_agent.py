@@ -4,7 +4,8 @@
 
 A prompt opens a tool call (never finished), then streams one message chunk every 50 ms for up to
 60 s. On ``session/cancel`` it answers the prompt ``cancelled``; with ``--ignore-cancel`` it never
-answers and keeps streaming (the bridge must kill its process group after its grace).
+answers and keeps streaming (the bridge must kill its process group after its grace). Its second
+and later prompts (a finalize turn after the cancel) are answered at once: ``cancel_later_text``.
 """
 
 from __future__ import annotations
@@ -16,14 +17,18 @@ from typing import Any
 
 import acp
 from acp import PromptResponse
-from kit import ScriptedAgent, run
-from scripted import CANCEL_LIMIT, CANCEL_TICK, CANCEL_TOOL, cancel_chunk
+from kit import ScriptedAgent, prompt_text, run
+from scripted import CANCEL_LIMIT, CANCEL_TICK, CANCEL_TOOL, cancel_chunk, cancel_later_text
 
 
 class CancelAgent(ScriptedAgent):
     name = "cancel-agent"
 
     async def prompt(self, prompt: Any, session_id: str, **kwargs: Any) -> PromptResponse:
+        self.prompts += 1
+        if self.prompts > 1:
+            await self.say(cancel_later_text(prompt_text(prompt)))
+            return PromptResponse(stop_reason="end_turn")
         self.cancelled.clear()
         call_id, title = CANCEL_TOOL
         await self.update(acp.start_tool_call(call_id, title, status="in_progress", raw_input={"event": "cancel"}))

@@ -39,6 +39,8 @@ TOOLS = [
     ("call-deploy", "deploy", None, 1, "failed", None, "deploy refused: no credentials"),
 ]
 TOOLS_TEXT = "All tools ran; deploy failed."
+#: the tool whose final update tools_agent sends twice
+TOOLS_REPEATED = "call-test"
 
 #: cancel_agent: a tool call left open, then one message chunk every CANCEL_TICK seconds
 CANCEL_TOOL = ("call-wait", "wait_for_event")
@@ -48,6 +50,11 @@ CANCEL_LIMIT = 60.0
 
 def cancel_chunk(i: int) -> str:
     return f"tick {i}\n"
+
+
+def cancel_later_text(prompt: str) -> str:
+    """cancel_agent's answer to its second and later prompts (given at once)."""
+    return f"answered at once: {prompt}"
 
 
 #: permission_agent: the tool call it asks about, and the options it offers (id, name, kind)

@@ -1,11 +1,12 @@
 """A test ACP agent that streams: thought chunks, then message chunks, then ``end_turn``.
 
-    python3 stream_agent.py [--gate PATH]
+    python3 stream_agent.py [--gate PATH] [--stop REASON]
 
 Every prompt gets the same script (``scripted.STREAM_*``); the last message chunk says which prompt
 (counting from 1) it answers and quotes its text, so a test sees what each ``session/prompt``
 carried. With ``--gate PATH`` the first prompt stops after its thoughts until PATH exists (the
-test sends its controls meanwhile, then creates the file): no timing involved.
+test sends its controls meanwhile, then creates the file): no timing involved. ``--stop`` is the
+stop reason every prompt answers with (default ``end_turn``).
 """
 
 from __future__ import annotations
@@ -33,10 +34,13 @@ class StreamAgent(ScriptedAgent):
         for chunk in STREAM_MESSAGE:
             await self.say(chunk)
         await self.say(stream_echo(self.prompts, prompt_text(prompt)))
-        return PromptResponse(stop_reason="end_turn")
+        return PromptResponse(stop_reason=self.args.stop)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--gate")
+    parser.add_argument(
+        "--stop", default="end_turn", choices=["end_turn", "max_tokens", "max_turn_requests", "refusal"]
+    )
     run(StreamAgent, parser)
