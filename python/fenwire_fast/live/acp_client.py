@@ -14,6 +14,7 @@ import os
 import queue
 from typing import Any
 
+from acp import RequestError
 from acp.schema import (
     AllowedOutcome,
     DeniedOutcome,
@@ -103,9 +104,23 @@ class BridgeClient:
             self.out.put(("info", params["summary"]))
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        from acp import RequestError
-
         raise RequestError.method_not_found("_" + method)
+
+    # No terminal capability: without these the SDK would answer terminal requests with null.
+    async def create_terminal(self, **kwargs: Any) -> Any:
+        raise RequestError.method_not_found("terminal/create")
+
+    async def terminal_output(self, **kwargs: Any) -> Any:
+        raise RequestError.method_not_found("terminal/output")
+
+    async def release_terminal(self, **kwargs: Any) -> Any:
+        raise RequestError.method_not_found("terminal/release")
+
+    async def wait_for_terminal_exit(self, **kwargs: Any) -> Any:
+        raise RequestError.method_not_found("terminal/wait_for_exit")
+
+    async def kill_terminal(self, **kwargs: Any) -> Any:
+        raise RequestError.method_not_found("terminal/kill")
 
     def on_connect(self, conn: Any) -> None:
         pass

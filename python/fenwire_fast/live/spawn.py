@@ -49,6 +49,8 @@ __all__ = ["spawn", "LiveChild", "child_command", "DEFAULT_GRACE", "DEFAULT_TERM
 
 DEFAULT_GRACE = 3.0
 DEFAULT_TERM_GRACE = 1.0
+#: ``spawn(acp=...)``: the kill backstop's grace is at least the bridge's grace plus this
+ACP_GRACE_MARGIN = 1.0
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -498,7 +500,8 @@ def spawn(
     own child (``fenwire child --acp``, :mod:`~fenwire_fast.live.acp`; the child needs the ``acp``
     extra): ``acp_permissions`` (``deny``, ``allow-once`` or ``allow-always``) answers its permission
     requests, ``acp_grace`` is how long it has to answer ``session/cancel`` before its process group
-    is killed, ``acp_init_timeout`` bounds ``initialize`` and ``session/new``.
+    is killed, ``acp_init_timeout`` bounds ``initialize`` and ``session/new``. ``grace`` is then at
+    least ``acp_grace`` + 1 s, so that the bridge's own grace runs out before the kill backstop.
 
     The child leads a new session and process group (``start_new_session``). This package's own
     child gets the read end of the parent's lifeline pipe as ``FEN_WIRE_PARENT_FD``; any other
@@ -513,6 +516,7 @@ def spawn(
         raise ValueError(f"stall_timeout must be a positive number of seconds, not {stall_timeout!r}")
     if acp is not None:
         command = _acp_command(acp, agent, agent_config, command, mock, acp_permissions, acp_grace, acp_init_timeout)
+        grace = max(grace, acp_grace + ACP_GRACE_MARGIN)  # the bridge's own grace runs out first
     if timeout is not None:
         deadline = time.time() + timeout
     record: DurableRun | None = None
