@@ -473,17 +473,19 @@ def expect_cancelled(*, status: str = "cancelled", error_prefix: str | None = No
     return Expect(turns=[turn], status=status, error_prefix=error_prefix, model="cancel-agent")
 
 
-#: permission policy -> (option id chosen, option name) with the default options / --no-reject-once
-PERMISSION_CHOICES = {
-    ("deny", False): ("opt-reject", "Reject"),
-    ("allow-once", False): ("opt-once", "Allow once"),
-    ("allow-always", False): ("opt-always", "Allow always"),
-    ("deny", True): ("opt-never", "Never allow"),
+#: (permission policy, options) -> (option id chosen, option name or cancelled)
+#: (``options`` is the agent's flag: ``""``, ``--no-reject-once`` or ``--allow-only``)
+PERMISSION_CHOICES: dict[tuple[str, str], tuple[str | None, str]] = {
+    ("deny", ""): ("opt-reject", "Reject"),
+    ("allow-once", ""): ("opt-once", "Allow once"),
+    ("allow-always", ""): ("opt-always", "Allow always"),
+    ("deny", "--no-reject-once"): ("opt-never", "Never allow"),
+    ("deny", "--allow-only"): (None, "cancelled"),
 }
 
 
-def expect_permission(policy: str, no_reject_once: bool = False) -> Expect:
-    option, name = PERMISSION_CHOICES[(policy, no_reject_once)]
+def expect_permission(policy: str, options: str = "") -> Expect:
+    option, name = PERMISSION_CHOICES[(policy, options)]
     allowed = policy != "deny"
     cid, title, raw = scripted.PERMISSION_TOOL
     turn = TurnExpect(
@@ -536,6 +538,19 @@ Script = Callable[["Run"], Generator[Condition, None, None]]
 def agent_command(file: str, *args: str) -> list[str]:
     """The argv of a test agent in ``acp_agents/``."""
     return [sys.executable, str(AGENTS / file), *args]
+
+
+def with_pid(command: list[str], pid_file: str) -> list[str]:
+    """``command`` (a test agent's) started through ``with_pid.py``: its pid lands in ``pid_file``."""
+    return [command[0], str(AGENTS / "with_pid.py"), pid_file, *command[1:]]
+
+
+def read_pid(pid_file: str) -> int | None:
+    try:
+        with open(pid_file, encoding="utf-8") as handle:
+            return int(handle.read())
+    except (OSError, ValueError):
+        return None
 
 
 @dataclass
@@ -623,7 +638,7 @@ def spawn_run(
     pid_file = None
     if pid_dir is not None:
         pid_file = os.path.join(pid_dir, name + ".pid")
-        command = [command[0], str(AGENTS / "with_pid.py"), pid_file, *command[1:]]
+        command = with_pid(command, pid_file)
     kwargs.setdefault("timeout", HANG_GUARD)
     if via_cli:  # the CLI sugar: fenwire child --acp [--acp-OPTION VALUE ...] -- COMMAND
         flags: list[str] = []
@@ -670,11 +685,7 @@ def drive(runs: Iterable[Run], *, timeout: float = HANG_GUARD) -> dict[str, Run]
         for run in runs:
             run.log = run.child.log_text()
             if run.pid_file is not None:
-                try:
-                    with open(run.pid_file, encoding="utf-8") as handle:
-                        run.agent_pid = int(handle.read())
-                except (OSError, ValueError):
-                    run.agent_pid = None
+                run.agent_pid = read_pid(run.pid_file)
             run.child.cleanup()
     return {r.name: r for r in runs}
 

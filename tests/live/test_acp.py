@@ -38,8 +38,10 @@ from acp_oracle import (
     expect_permission,
     expect_stream,
     expect_tools,
+    read_pid,
     spawn_run,
     wait_group_gone,
+    with_pid,
 )
 from fenwire_fast.live.hub import Hub
 from live_harness import HANG_GUARD, assert_groups_empty, child_env
@@ -124,13 +126,16 @@ def spawned(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
             )
             for policy in POLICIES
         ],
-        spawn_run(
-            "permission-deny-no-reject-once",
-            [*perm, "--no-reject-once"],
-            expect=expect_permission("deny", no_reject_once=True),
-            script=close_after_turns(),
-            pid_dir=pids,
-        ),
+        *[
+            spawn_run(
+                f"permission-deny{flag}",
+                [*perm, flag],
+                expect=expect_permission("deny", flag),
+                script=close_after_turns(),
+                pid_dir=pids,
+            )
+            for flag in ("--no-reject-once", "--allow-only")
+        ],
         spawn_run(
             "steer",
             [*stream, "--gate", gate],
@@ -185,7 +190,8 @@ SPAWNED = [
     "stream",
     "tools",
     *[f"permission-{p}" for p in POLICIES],
-    "permission-deny-no-reject-once",
+    "permission-deny--no-reject-once",
+    "permission-deny--allow-only",
     "steer",
     "finalize",
     *[f"stop-{reason}" for reason in STOPS],
@@ -298,32 +304,45 @@ def test_cancel_of_an_agent_that_ignores_it_kills_its_group_after_the_grace(tmp_
 # -- a Hub running several bridged children at once ----------------------------------------------------------
 
 
-def test_several_agents_at_once_through_a_hub() -> None:
+def test_several_agents_at_once_through_a_hub(tmp_path: Path) -> None:
+    """Five bridged children in one Hub: four run their prompt and are closed, one is cancelled
+    while it streams. Each passes the oracle; no agent's group is left."""
     specs: list[tuple[list[str], dict[str, Any], Expect]] = [
         (agent_command("stream_agent.py"), {}, expect_stream(["hub task 1"])),
         (agent_command("tools_agent.py"), {}, expect_tools()),
         (agent_command("permission_agent.py"), {"acp_permissions": "allow-once"}, expect_permission("allow-once")),
-        (agent_command("stream_agent.py"), {}, expect_stream(["hub task 4"])),
+        (agent_command("cancel_agent.py"), {}, expect_cancelled()),
+        (agent_command("stream_agent.py"), {}, expect_stream(["hub task 5"])),
     ]
+    pid_files = [str(tmp_path / f"agent-{i}.pid") for i in range(len(specs))]
     events: dict[str, list[dict[str, Any]]] = defaultdict(list)
     with Hub() as hub:
         children = [
-            hub.spawn(f"hub task {i}", acp=cmd, env=child_env(), timeout=HANG_GUARD, **kw)
-            for i, (cmd, kw, _) in enumerate(specs, 1)
+            hub.spawn(f"hub task {i}", acp=with_pid(cmd, pid), env=child_env(), timeout=HANG_GUARD, **kw)
+            for i, ((cmd, kw, _), pid) in enumerate(zip(specs, pid_files, strict=True), 1)
         ]
+        streaming = children[3]
+        cancelled = False
         end = time.monotonic() + HANG_GUARD
         for child, event in hub:
             events[child.run].append(event)
-            if event["type"] == "turn-complete" and child.channel.idle:
+            if child is streaming and event["type"] == "assistant-text-delta" and not cancelled:
+                child.cancel()
+                cancelled = True
+            elif event["type"] == "turn-complete" and child.channel.idle and child is not streaming:
                 child.close()
             assert time.monotonic() < end, "the hub's children hung"
         assert hub.finished
         for child, (_, _, expect) in zip(children, specs, strict=True):
             problems = check(events[child.run], expect, controls=sorted(child.channel.controls))
             assert problems == [], (child.run, problems, events[child.run])
-            assert child.status == "done"
+            assert child.status == expect.status
             assert "Traceback" not in child.log_text()
         assert_groups_empty(hub.children)
+    for pid_file in pid_files:
+        pid = read_pid(pid_file)
+        assert pid is not None, f"no pid in {pid_file}"
+        wait_group_gone(pid)
 
 
 # -- the oracle itself ---------------------------------------------------------------------------------------

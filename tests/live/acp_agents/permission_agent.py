@@ -1,9 +1,10 @@
 """A test ACP agent that asks permission before it runs a tool.
 
-    python3 permission_agent.py [--no-reject-once]
+    python3 permission_agent.py [--no-reject-once | --allow-only]
 
 A prompt announces a tool call, asks ``session/request_permission`` for it with the options of
-``scripted.PERMISSION_OPTIONS`` (``--no-reject-once``: ``PERMISSION_OPTIONS_NO_REJECT_ONCE``),
+``scripted.PERMISSION_OPTIONS`` (``--no-reject-once``: ``PERMISSION_OPTIONS_NO_REJECT_ONCE``,
+``--allow-only``: ``PERMISSION_OPTIONS_ALLOW_ONLY``, nothing to reject with),
 completes the tool when an allow option was chosen and fails it otherwise, then says
 ``permission_text(...)`` ("allowed (opt-once)", "denied (opt-reject)", "denied (cancelled)").
 """
@@ -17,7 +18,13 @@ import acp
 from acp import PromptResponse
 from acp.schema import PermissionOption
 from kit import ScriptedAgent, run
-from scripted import PERMISSION_OPTIONS, PERMISSION_OPTIONS_NO_REJECT_ONCE, PERMISSION_TOOL, permission_text
+from scripted import (
+    PERMISSION_OPTIONS,
+    PERMISSION_OPTIONS_ALLOW_ONLY,
+    PERMISSION_OPTIONS_NO_REJECT_ONCE,
+    PERMISSION_TOOL,
+    permission_text,
+)
 
 
 class PermissionAgent(ScriptedAgent):
@@ -26,7 +33,11 @@ class PermissionAgent(ScriptedAgent):
     async def prompt(self, prompt: Any, session_id: str, **kwargs: Any) -> PromptResponse:
         call_id, title, raw_input = PERMISSION_TOOL
         await self.update(acp.start_tool_call(call_id, title, kind="edit", status="pending", raw_input=raw_input))
-        offered = PERMISSION_OPTIONS_NO_REJECT_ONCE if self.args.no_reject_once else PERMISSION_OPTIONS
+        offered = PERMISSION_OPTIONS
+        if self.args.no_reject_once:
+            offered = PERMISSION_OPTIONS_NO_REJECT_ONCE
+        elif self.args.allow_only:
+            offered = PERMISSION_OPTIONS_ALLOW_ONLY
         options = [PermissionOption(option_id=i, name=n, kind=k) for i, n, k in offered]
         answer = await self.conn.request_permission(
             session_id=session_id,
@@ -48,5 +59,7 @@ class PermissionAgent(ScriptedAgent):
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
-    parser.add_argument("--no-reject-once", action="store_true")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--no-reject-once", action="store_true")
+    group.add_argument("--allow-only", action="store_true")
     run(PermissionAgent, parser)

@@ -71,6 +71,9 @@ PERMISSION_OPTIONS_NO_REJECT_ONCE = [
     ("opt-never", "Never allow", "reject_always"),
 ]
 
+#: with --allow-only: nothing to reject with (a deny policy must answer ``cancelled``)
+PERMISSION_OPTIONS_ALLOW_ONLY = PERMISSION_OPTIONS[:2]
+
 
 def permission_text(allowed: bool, option: str | None) -> str:
     """permission_agent's answer: ``allowed``/``denied`` and the option chosen (None: cancelled)."""
