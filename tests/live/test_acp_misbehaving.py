@@ -39,7 +39,7 @@ from live_harness import assert_groups_empty, group_empty, wait_for_event
 BOUND = 60.0
 INIT_TIMEOUT = 2.0
 GRACE = 1.0
-MODES = ["no-init", "exit-mid-turn", "garbage", "long-line", "unknown-session"]
+MODES = ["no-init", "exit-mid-turn", "garbage", "long-line", "unknown-session", "banner"]
 
 
 def _finalize_when_streaming(run: Run) -> Any:
@@ -108,7 +108,7 @@ def test_a_failed_run_says_why_in_its_exit_error(runs: dict[str, Run], mode: str
     assert run.child.error is not None and run.child.error.startswith("ACP agent"), run.describe()
 
 
-@pytest.mark.parametrize("mode", ["garbage", "long-line", "unknown-session"])
+@pytest.mark.parametrize("mode", ["garbage", "long-line", "unknown-session", "banner"])
 def test_a_skipped_line_or_update_leaves_the_answer_whole(runs: dict[str, Run], mode: str) -> None:
     run = runs[mode]
     assert run.child.status == "done", run.describe()

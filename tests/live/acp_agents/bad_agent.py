@@ -8,7 +8,9 @@
 - ``long-line``: writes a 2 MiB line (a well-formed message chunk notification, too long for the
   bridge's 1 MiB line cap) between two message chunks, then works normally;
 - ``unknown-session``: sends one update for a session that does not exist between two message
-  chunks, then works normally.
+  chunks, then works normally;
+- ``banner``: writes a line that is not JSON (a greeting) before its answer to ``initialize``,
+  then works normally.
 
 Working normally: the message ``scripted.BAD_MESSAGE``, then ``end_turn``.
 """
@@ -24,9 +26,9 @@ from typing import Any
 import acp
 from acp import InitializeResponse, PromptResponse
 from kit import ScriptedAgent, run
-from scripted import BAD_GARBAGE_LINE, BAD_LONG_LINE_BYTES, BAD_MESSAGE, BAD_UNKNOWN_SESSION, SESSION
+from scripted import BAD_BANNER, BAD_GARBAGE_LINE, BAD_LONG_LINE_BYTES, BAD_MESSAGE, BAD_UNKNOWN_SESSION, SESSION
 
-MODES = ("no-init", "exit-mid-turn", "garbage", "long-line", "unknown-session")
+MODES = ("no-init", "exit-mid-turn", "garbage", "long-line", "unknown-session", "banner")
 
 
 class BadAgent(ScriptedAgent):
@@ -35,6 +37,8 @@ class BadAgent(ScriptedAgent):
     async def initialize(self, protocol_version: int, **kwargs: Any) -> InitializeResponse:
         if self.args.mode == "no-init":
             await asyncio.Event().wait()  # forever
+        if self.args.mode == "banner":
+            await self.raw(BAD_BANNER.encode() + b"\n")
         return await super().initialize(protocol_version, **kwargs)
 
     async def prompt(self, prompt: Any, session_id: str, **kwargs: Any) -> PromptResponse:

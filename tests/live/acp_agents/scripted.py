@@ -84,4 +84,5 @@ def permission_text(allowed: bool, option: str | None) -> str:
 BAD_MESSAGE = ["bad agent ", "still works"]
 BAD_UNKNOWN_SESSION = "no-such-session"
 BAD_GARBAGE_LINE = "this is not JSON-RPC {"
+BAD_BANNER = "Welcome to bad-agent 1.0 (stdout banner)"
 BAD_LONG_LINE_BYTES = 2 * 1024 * 1024
