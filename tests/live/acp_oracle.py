@@ -514,6 +514,9 @@ def expect_bad(mode: str, *, init_timeout: float | None = None) -> Expect:
     message = "".join(scripted.BAD_MESSAGE)
     if mode == "no-init":
         return Expect(turns=[], status="failed", error_prefix="ACP agent did not answer initialize")
+    if mode in ("no-session", "exit-at-start"):
+        # the spec names no exact text for these: a clear error that starts with "ACP agent"
+        return Expect(turns=[], status="failed", error_prefix="ACP agent")
     if mode == "exit-mid-turn":
         turn = TurnExpect(text_ok=lambda t: t in (None, scripted.BAD_MESSAGE[0]), tools=[], stop_reason="error")
         return Expect(turns=[turn], status="failed", error_prefix="ACP agent exited with code 3 during a turn")

@@ -39,7 +39,9 @@ from live_harness import assert_groups_empty, group_empty, wait_for_event
 BOUND = 60.0
 INIT_TIMEOUT = 2.0
 GRACE = 1.0
-MODES = ["no-init", "exit-mid-turn", "garbage", "long-line", "unknown-session", "banner"]
+MODES = ["no-init", "no-session", "exit-at-start", "exit-mid-turn", "garbage", "long-line", "unknown-session", "banner"]
+#: modes whose run fails before its first turn (nothing to close, maybe no ack)
+EARLY = ("no-init", "no-session", "exit-at-start")
 
 
 def _finalize_when_streaming(run: Run) -> Any:
@@ -67,10 +69,10 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
             agent_command("bad_agent.py", "--mode", mode),
             expect=expect_bad(mode),
             # a run that fails on its own is not closed (a close sent after its exit is never acked)
-            script=None if mode in ("no-init", "exit-mid-turn") else close_after_turns(),
+            script=None if mode in (*EARLY, "exit-mid-turn") else close_after_turns(),
             pid_dir=pids,
             # only no-init waits for the init timeout; the others may start slowly on a busy machine
-            acp_init_timeout=INIT_TIMEOUT if mode == "no-init" else 30.0,
+            acp_init_timeout=INIT_TIMEOUT if mode in ("no-init", "no-session") else 30.0,
             acp_grace=GRACE,
         )
         for mode in MODES
@@ -85,12 +87,19 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
             acp_grace=GRACE,
         )
     )
+    started.append(
+        spawn_run(
+            "missing-command",
+            [os.path.join(pids, "no-such-agent")],
+            expect=Expect(turns=[], status="failed", error_prefix="ACP agent"),
+        )
+    )
     return drive(started, timeout=BOUND)
 
 
 def _problems(run: Run) -> list[str]:
     # an agent that never answers initialize fails the run before it reads a control: no acks then
-    controls = [] if run.name == "no-init" else run.controls
+    controls = [] if run.name in (*EARLY, "missing-command") else run.controls
     return check(run.events, run.expect, controls=controls)
 
 
@@ -101,7 +110,7 @@ def test_a_misbehaving_agent_ends_as_the_spec_says(runs: dict[str, Run], mode: s
     assert_clean(run)
 
 
-@pytest.mark.parametrize("mode", ["no-init", "exit-mid-turn"])
+@pytest.mark.parametrize("mode", [*EARLY, "exit-mid-turn", "missing-command"])
 def test_a_failed_run_says_why_in_its_exit_error(runs: dict[str, Run], mode: str) -> None:
     run = runs[mode]
     assert run.child.status == "failed", run.describe()
@@ -115,9 +124,21 @@ def test_a_skipped_line_or_update_leaves_the_answer_whole(runs: dict[str, Run], 
     assert run.child.channel.final_text == "".join(scripted.BAD_MESSAGE), run.describe()
 
 
-def test_the_init_timeout_is_kept(runs: dict[str, Run]) -> None:
-    run = runs["no-init"]
+@pytest.mark.parametrize("mode", ["no-init", "no-session"])
+def test_the_init_timeout_is_kept(runs: dict[str, Run], mode: str) -> None:
+    run = runs[mode]
     assert f"within {INIT_TIMEOUT}" in (run.child.error or ""), run.describe()
+
+
+def test_an_agent_that_dies_at_start_says_so(runs: dict[str, Run]) -> None:
+    run = runs["exit-at-start"]
+    assert "2" in (run.child.error or ""), f"the exit code is not in the error\n{run.describe()}"
+
+
+def test_a_missing_agent_command_fails_the_run_cleanly(runs: dict[str, Run]) -> None:
+    run = runs["missing-command"]
+    assert _problems(run) == [], run.describe()
+    assert_clean(run)
 
 
 def test_an_ignored_cancel_of_a_finalize_kills_the_group_and_fails_the_run(runs: dict[str, Run]) -> None:

@@ -3,6 +3,8 @@
     python3 bad_agent.py --mode MODE
 
 - ``no-init``: never answers ``initialize``;
+- ``no-session``: answers ``initialize`` but never ``session/new``;
+- ``exit-at-start``: says why on stderr and exits with code 2 before speaking ACP;
 - ``exit-mid-turn``: sends one message chunk of a prompt, then exits with code 3;
 - ``garbage``: writes a line that is not JSON between two message chunks, then works normally;
 - ``long-line``: writes a 2 MiB line (a well-formed message chunk notification, too long for the
@@ -21,14 +23,15 @@ import argparse
 import asyncio
 import json
 import os
+import sys
 from typing import Any
 
 import acp
-from acp import InitializeResponse, PromptResponse
+from acp import InitializeResponse, NewSessionResponse, PromptResponse
 from kit import ScriptedAgent, run
 from scripted import BAD_BANNER, BAD_GARBAGE_LINE, BAD_LONG_LINE_BYTES, BAD_MESSAGE, BAD_UNKNOWN_SESSION, SESSION
 
-MODES = ("no-init", "exit-mid-turn", "garbage", "long-line", "unknown-session", "banner")
+MODES = ("no-init", "no-session", "exit-at-start", "exit-mid-turn", "garbage", "long-line", "unknown-session", "banner")
 
 
 class BadAgent(ScriptedAgent):
@@ -37,9 +40,17 @@ class BadAgent(ScriptedAgent):
     async def initialize(self, protocol_version: int, **kwargs: Any) -> InitializeResponse:
         if self.args.mode == "no-init":
             await asyncio.Event().wait()  # forever
+        if self.args.mode == "exit-at-start":
+            print("bad-agent: no API key configured", file=sys.stderr, flush=True)
+            os._exit(2)
         if self.args.mode == "banner":
             await self.raw(BAD_BANNER.encode() + b"\n")
         return await super().initialize(protocol_version, **kwargs)
+
+    async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
+        if self.args.mode == "no-session":
+            await asyncio.Event().wait()  # forever
+        return await super().new_session(cwd, **kwargs)
 
     async def prompt(self, prompt: Any, session_id: str, **kwargs: Any) -> PromptResponse:
         mode = self.args.mode
