@@ -83,6 +83,9 @@ class TurnExpect:
     text: str | None = None
     #: a test of that text instead (e.g. a prefix of an endless stream); gets None when no text came
     text_ok: Callable[[str | None], bool] | None = None
+    #: the concatenation of the turn's text deltas (the whole message, even when its
+    #: ``assistant-text`` was cut to the event's byte budget)
+    deltas: str | None = None
     #: the ``assistant-thinking`` texts, in order
     thinking: list[str] | None = None
     #: the tool calls ``(id, name, arguments, is-error?)``, in order
@@ -257,7 +260,8 @@ def _check_turn(number: int, start: Event, body: list[Event], complete: Event | 
         elif etype in ("assistant-text", "assistant-thinking"):
             want = "".join(open_text[kind])
             got = event.get("text")
-            truncated = event.get("truncated?") and isinstance(got, str) and want.startswith(got.rstrip("\u2026"))
+            cut = event.get("transport-truncated?") or event.get("truncated?")
+            truncated = cut and isinstance(got, str) and want.startswith(_uncut(got))
             if got != want and not truncated:
                 problems.append(f"{etype} (seq {event.get('seq')}) text {got!r} is not its deltas' {want!r}")
             if not open_text[kind]:
@@ -333,6 +337,14 @@ def _check_turn(number: int, start: Event, body: list[Event], complete: Event | 
     return problems
 
 
+_CUT_NOTE = re.compile(r"\n\n\[fenwire: kept \d+ of \d+ bytes\]\Z")
+
+
+def _uncut(text: str) -> str:
+    """A string the wire cut to its byte budget, without the note (or ellipsis) that says so."""
+    return _CUT_NOTE.sub("", text).rstrip("\u2026")
+
+
 def _turn_events(turn: Turn, etype: str) -> list[Event]:
     return [e for e in turn[1] if e.get("type") == etype]
 
@@ -383,6 +395,10 @@ def _check_turn_expect(turn: Turn, want: TurnExpect) -> list[str]:
         problems.append(f"text {text!r}, expected {want.text!r}")
     if want.text_ok is not None and not want.text_ok(text):
         problems.append(f"text {text!r} is not what the script allows")
+    if want.deltas is not None:
+        got_deltas = "".join(str(e.get("delta")) for e in _turn_events(turn, "assistant-text-delta"))
+        if got_deltas != want.deltas:
+            problems.append(f"text deltas make {len(got_deltas)} chars, not the script's {len(want.deltas)}")
     if want.thinking is not None:
         got = [e.get("text") for e in _turn_events(turn, "assistant-thinking")]
         if got != want.thinking:
@@ -419,11 +435,13 @@ def _check_turn_expect(turn: Turn, want: TurnExpect) -> list[str]:
 FINALIZE_PREFIX_WORDS = "plain text"
 
 
-def expect_stream(prompts: Sequence[str], stop: str = "end_turn") -> Expect:
-    """stream_agent answering ``prompts`` (one turn each), every turn with the ACP stop reason ``stop``."""
+def expect_stream(prompts: Sequence[str], stop: str = "end_turn", flood: int = 0) -> Expect:
+    """stream_agent answering ``prompts`` (one turn each), every turn with the ACP stop reason
+    ``stop`` (``flood``: its ``--flood``; the message's ``assistant-text`` may then be cut)."""
     turns = [
         TurnExpect(
-            text=scripted.stream_text(i, p),
+            text=None if flood else scripted.stream_text(i, p),
+            deltas=scripted.stream_text(i, p, flood),
             thinking=["".join(scripted.STREAM_THOUGHTS)],
             tools=[],
             infos=[],

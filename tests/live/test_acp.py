@@ -52,6 +52,8 @@ PROMPT = 'Stream, please: "quoted", \u00e9t\u00e9 \u2713\nand a second line'
 POLICIES = ["deny", "allow-once", "allow-always"]
 #: ACP stop reasons other than end_turn (stream_agent --stop), mapped by the oracle's STOP_REASONS
 STOPS = ["max_tokens", "max_turn_requests", "refusal"]
+#: stream_agent --flood: this many more chunks as fast as the agent can (a long message, cut on the wire)
+FLOOD = 2000
 STEER = ["steer A: look left", "steer B: then \u00e9\u00e9"]
 FOLLOW_UP = "follow it up"
 NOTE = "Sum up."
@@ -160,6 +162,16 @@ def spawned(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
     ]
     runs.append(
         spawn_run(
+            "flood",
+            [*stream, "--flood", str(FLOOD)],
+            prompt=PROMPT,
+            expect=expect_stream([PROMPT], flood=FLOOD),
+            script=close_after_turns(),
+            pid_dir=pids,
+        )
+    )
+    runs.append(
+        spawn_run(
             "cli-permission-allow-always",
             perm,
             acp_permissions="allow-always",
@@ -199,6 +211,7 @@ SPAWNED = [
     *[f"stop-{reason}" for reason in STOPS],
     "cli-permission-allow-always",
     "finalize-mid-turn",
+    "flood",
 ]
 
 
@@ -232,6 +245,14 @@ def test_steer_and_follow_up_become_the_next_prompts_at_the_turn_boundary(spawne
     assert [e["ref"] for e in follow] == [run.sent["follow-up"]], run.describe()
     assert all(starts[1] < run.events.index(e) < completes[1] for e in steering), run.describe()
     assert starts[2] < run.events.index(follow[0]) < completes[2], run.describe()
+
+
+def test_a_flood_of_chunks_arrives_whole(spawned: dict[str, Run]) -> None:
+    """2000 chunks as fast as the agent writes them: every one arrives, in order; the run's answer
+    is the whole message even though its ``assistant-text`` event was cut to the byte budget."""
+    run = spawned["flood"]
+    assert run.count("assistant-text-delta") == len(scripted.STREAM_MESSAGE) + FLOOD + 1, run.describe()
+    assert run.child.channel.final_text == scripted.stream_text(1, PROMPT, FLOOD)
 
 
 @pytest.mark.parametrize("reason", STOPS)
@@ -495,3 +516,14 @@ def test_the_oracle_checks_the_exit_status_and_error() -> None:
     failed = Expect(turns=None, status="failed", error_prefix="ACP agent exited")
     assert any("does not start with" in p for p in check(events, failed))
     assert check(events, Expect(turns=None, status="failed", error_prefix="ACP agent went")) == []
+
+
+def test_the_oracle_accepts_a_text_cut_on_the_wire_only_when_flagged() -> None:
+    events = _ideal_tools_transcript()
+    text = next(e for e in events if e["type"] == "assistant-text")
+    text["text"] = "All tools\n\n[fenwire: kept 9 of 29 bytes]"
+    assert any("is not its deltas'" in p for p in _oracle(events))
+    text["transport-truncated?"] = True
+    assert not any("is not its deltas'" in p for p in _oracle(events))
+    text["text"] = "All rules\n\n[fenwire: kept 9 of 29 bytes]"
+    assert any("is not its deltas'" in p for p in _oracle(events))

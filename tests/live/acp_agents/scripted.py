@@ -25,9 +25,14 @@ def stream_echo(turn: int, prompt: str) -> str:
     return f"\n[prompt {turn}: {prompt}]"
 
 
-def stream_text(turn: int, prompt: str) -> str:
+def flood_chunk(i: int) -> str:
+    """stream_agent --flood's ``i``-th extra chunk (from 0)."""
+    return f"{i}\u00b7"
+
+
+def stream_text(turn: int, prompt: str, flood: int = 0) -> str:
     """stream_agent's whole answer to its ``turn``-th prompt."""
-    return "".join(STREAM_MESSAGE) + stream_echo(turn, prompt)
+    return "".join(STREAM_MESSAGE) + "".join(map(flood_chunk, range(flood))) + stream_echo(turn, prompt)
 
 
 #: tools_agent: a plan, then tool calls (id, title, raw input or None, in-progress updates,
