@@ -1,0 +1,167 @@
+"""ACP agents that misbehave (``acp_agents/bad_agent.py --mode MODE``, and an agent that ignores the
+``session/cancel`` of a finalize) end as the bridge's spec says: the run fails with an ``error``
+that starts with ``ACP agent``, or the misbehaviour is reported as an ``info`` and the run still
+ends ``done``. Never a hang (every wait is bounded), never a traceback in the child's log, never a
+process left behind (the child's group and the agent's group are gone).
+
+All runs go at once (one module fixture); each test checks one of them with the oracle.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("acp")
+
+from acp_agents import scripted
+from acp_oracle import (
+    Expect,
+    Run,
+    TurnExpect,
+    agent_command,
+    assert_clean,
+    cancel_stream_ok,
+    check,
+    close_after_turns,
+    drive,
+    expect_bad,
+    spawn_run,
+    wait_group_gone,
+)
+from live_harness import assert_groups_empty, group_empty, wait_for_event
+
+#: what a misbehaving run may take at most (it should take a second or two): a hang guard
+BOUND = 60.0
+INIT_TIMEOUT = 2.0
+GRACE = 1.0
+MODES = ["no-init", "no-session", "exit-at-start", "exit-mid-turn", "garbage", "long-line", "unknown-session", "banner"]
+#: modes whose run fails before its first turn (nothing to close, maybe no ack)
+EARLY = ("no-init", "no-session", "exit-at-start")
+
+
+def _finalize_when_streaming(run: Run) -> Any:
+    yield lambda r: r.count("assistant-text-delta") >= 2
+    run.send("finalize", name="finalize")
+
+
+def _expect_grace_kill() -> Expect:
+    cid, title = scripted.CANCEL_TOOL
+    turn = TurnExpect(text_ok=cancel_stream_ok, tools=[(cid, title, {"event": "cancel"}, True)])
+    return Expect(
+        turns=[turn],
+        status="failed",
+        error_prefix=f"ACP agent's process group killed: no answer to session/cancel within {GRACE}",
+        model="cancel-agent",
+    )
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
+    pids = str(tmp_path_factory.mktemp("acp-bad-pids"))
+    started = [
+        spawn_run(
+            mode,
+            agent_command("bad_agent.py", "--mode", mode),
+            expect=expect_bad(mode),
+            # a run that fails on its own is not closed (a close sent after its exit is never acked)
+            script=None if mode in (*EARLY, "exit-mid-turn") else close_after_turns(),
+            pid_dir=pids,
+            # only no-init waits for the init timeout; the others may start slowly on a busy machine
+            acp_init_timeout=INIT_TIMEOUT if mode in ("no-init", "no-session") else 30.0,
+            acp_grace=GRACE,
+        )
+        for mode in MODES
+    ]
+    started.append(
+        spawn_run(
+            "finalize-ignored",
+            agent_command("cancel_agent.py", "--ignore-cancel"),
+            expect=_expect_grace_kill(),
+            script=_finalize_when_streaming,
+            pid_dir=pids,
+            acp_grace=GRACE,
+        )
+    )
+    started.append(
+        spawn_run(
+            "missing-command",
+            [os.path.join(pids, "no-such-agent")],
+            expect=Expect(turns=[], status="failed", error_prefix="ACP agent"),
+        )
+    )
+    return drive(started, timeout=BOUND)
+
+
+def _problems(run: Run) -> list[str]:
+    # an agent that never answers initialize fails the run before it reads a control: no acks then
+    controls = [] if run.name in (*EARLY, "missing-command") else run.controls
+    return check(run.events, run.expect, controls=controls)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_misbehaving_agent_ends_as_the_spec_says(runs: dict[str, Run], mode: str) -> None:
+    run = runs[mode]
+    assert _problems(run) == [], run.describe()
+    assert_clean(run)
+
+
+@pytest.mark.parametrize("mode", [*EARLY, "exit-mid-turn", "missing-command"])
+def test_a_failed_run_says_why_in_its_exit_error(runs: dict[str, Run], mode: str) -> None:
+    run = runs[mode]
+    assert run.child.status == "failed", run.describe()
+    assert run.child.error is not None and run.child.error.startswith("ACP agent"), run.describe()
+
+
+@pytest.mark.parametrize("mode", ["garbage", "long-line", "unknown-session", "banner"])
+def test_a_skipped_line_or_update_leaves_the_answer_whole(runs: dict[str, Run], mode: str) -> None:
+    run = runs[mode]
+    assert run.child.status == "done", run.describe()
+    assert run.child.channel.final_text == "".join(scripted.BAD_MESSAGE), run.describe()
+
+
+@pytest.mark.parametrize("mode", ["no-init", "no-session"])
+def test_the_init_timeout_is_kept(runs: dict[str, Run], mode: str) -> None:
+    run = runs[mode]
+    assert f"within {INIT_TIMEOUT}" in (run.child.error or ""), run.describe()
+
+
+def test_an_agent_that_dies_at_start_says_so(runs: dict[str, Run]) -> None:
+    run = runs["exit-at-start"]
+    assert "2" in (run.child.error or ""), f"the exit code is not in the error\n{run.describe()}"
+
+
+def test_a_missing_agent_command_fails_the_run_cleanly(runs: dict[str, Run]) -> None:
+    run = runs["missing-command"]
+    assert _problems(run) == [], run.describe()
+    assert_clean(run)
+
+
+def test_an_ignored_cancel_of_a_finalize_kills_the_group_and_fails_the_run(runs: dict[str, Run]) -> None:
+    run = runs["finalize-ignored"]
+    assert _problems(run) == [], run.describe()
+    ack = run.index("control-ack", ref=run.sent["finalize"])
+    assert ack < run.index("turn-complete"), run.describe()
+    took = run.arrival("exit") - run.sent_at["finalize"]
+    assert took < GRACE + 1.0, f"the run ended {took:.2f} s after the finalize\n{run.describe()}"
+    assert_clean(run)
+
+
+def test_a_sigkilled_child_takes_its_agent_group_with_it(tmp_path: Path) -> None:
+    """The ACP agent runs in a process group of its own; when the child is SIGKILLed (no chance to
+    close the agent), the orphan protection must still end that group."""
+    run = spawn_run("sigkilled", agent_command("cancel_agent.py"), pid_dir=str(tmp_path))
+    try:
+        wait_for_event(run.child, lambda e: e["type"] == "assistant-text-delta", run.events, timeout=BOUND)
+        assert run.pid_file is not None
+        agent = int(Path(run.pid_file).read_text())
+        assert not group_empty(agent), "the agent is not streaming in a group of its own"
+        os.kill(run.child.pid, signal.SIGKILL)
+        wait_group_gone(agent, timeout=15.0)
+    finally:
+        run.child.cleanup()
+    assert_groups_empty([run.child])
