@@ -13,6 +13,7 @@ found, an empty list when the transcript is accepted. It checks, for every trans
   ``final?`` is false on a message that another agent event followed;
 - every ``tool-call`` id gets exactly one ``tool-result`` (``tool-call-id`` equal) before the
   turn's ``turn-complete``; ``is-error?`` is true for a failed or cancelled one;
+- each turn has one ``user`` event (the text sent) before its agent events;
 - ``llm-start`` / ``llm-end`` bracket the prompt, with provider ``acp``; ``llm-end`` carries the
   turn's stop reason;
 - every control the parent sent (``controls``: their seqs) gets exactly one ``control-ack``;
@@ -105,8 +106,8 @@ def signature(event: Event) -> str | None:
     etype = str(event.get("type"))
     if etype in ("assistant-text-delta", "assistant-thinking-delta", "steering-injected", "follow-up-injected"):
         return None
-    if etype == "control-ack" or (etype == "info" and "refs" in event):
-        return None
+    if etype == "control-ack" or etype == "user" or (etype == "info" and "refs" in event):
+        return None  # (a turn's ``user`` event is checked by _check_turn)
     if etype == "info":
         return f"info:{event.get('summary')}"
     if etype == "tool-call":
@@ -311,6 +312,15 @@ def _check_turn(number: int, start: Event, body: list[Event], complete: Event | 
             continue
         if got[0].get("name") not in (None, call.get("name")):
             problems.append(f"tool-result {cid!r} name {got[0].get('name')!r} != {call.get('name')!r}")
+    users = [i for i, e in enumerate(body) if e.get("type") == "user"]
+    firsts = [i for i, e in enumerate(body) if e.get("type") in _AGENT_EVENTS]
+    failed_early = not firsts and complete is not None and complete.get("stop-reason") == "error"
+    if (len(users) != 1 and not (failed_early and not users)) or (
+        users and not isinstance(body[users[0]].get("text"), str)
+    ):
+        problems.append(f"a turn has one user event (the prompt's text), got {len(users)}")
+    elif firsts and users and users[0] > firsts[0]:
+        problems.append("the turn's user event comes after its agent events")
     agent = [e.get("type") for e in body if e.get("type") in _AGENT_EVENTS and not any(e is p for p in pairing)]
     if llm.count("llm-start") > 1 or llm.count("llm-end") > 1:
         problems.append(f"llm events {llm}: one prompt per turn, so at most one llm-start and one llm-end")

@@ -413,6 +413,7 @@ def _ideal_tools_transcript() -> list[dict[str, Any]]:
         {"type": "ready"},
         {"type": "control-ack", "ref": 1, "status": "accepted"},
         {"type": "turn-started", "turn": 1},
+        {"type": "user", "text": "use your tools"},
         *body,
         {"type": "turn-complete", "turn": 1, "stop-reason": "stop"},
         {"type": "control-ack", "ref": 2, "status": "accepted"},
@@ -438,6 +439,15 @@ _LEGAL_SWAPS = {("turn-complete", "control-ack")}
 
 def test_the_oracle_accepts_the_ideal_transcript() -> None:
     assert _oracle(_ideal_tools_transcript()) == []
+
+
+def test_the_oracle_wants_one_user_event_first_in_each_turn() -> None:
+    events = _ideal_tools_transcript()
+    at = next(i for i, e in enumerate(events) if e["type"] == "user")
+    without = _renumber(events[:at] + events[at + 1 :])
+    assert any("one user event" in p for p in _oracle(without))
+    moved = events[:at] + events[at + 1 : at + 3] + [events[at]] + events[at + 3 :]
+    assert any("user event comes after" in p for p in _oracle(_renumber(moved)))
 
 
 def test_the_oracle_rejects_a_dropped_event() -> None:
