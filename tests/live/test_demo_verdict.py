@@ -78,6 +78,7 @@ class StuckSource:
     """A source of stuck children whose ``sleep`` moves the demo's clock on instead of waiting."""
 
     lost: tuple[type[BaseException], ...] = ()
+    acp: list[str] | None = None  # mock children, so the demo's scripted checks apply
 
     def __init__(self, clock: list[float]) -> None:
         self.clock = clock
