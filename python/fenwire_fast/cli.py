@@ -207,7 +207,9 @@ _ACP_OPTIONS = (
 ACP_EXTRA_MESSAGE = "the ACP bridge needs the acp extra: pip install 'fenwire_fast[acp]'"
 
 
-def _make_acp_agent(args: argparse.Namespace, flags: Mapping[str, Any], command: Sequence[str] | None) -> Agent:
+def _make_acp_agent(
+    args: argparse.Namespace, flags: Mapping[str, Any], command: Sequence[str] | None, deadline: float | None
+) -> Agent:
     """``--acp -- COMMAND``: the ACP bridge (:mod:`fenwire_fast.live.acp`)."""
     given = [f"--{flag}" for flag, attr in _ACP_OPTIONS if getattr(args, attr) is not None]
     if not args.acp:
@@ -231,6 +233,8 @@ def _make_acp_agent(args: argparse.Namespace, flags: Mapping[str, Any], command:
             if not 0 < value < math.inf:
                 raise _Fail(f"--{flag} must be a positive number of seconds, not {value!r}")
             config[attr[len("acp_") :]] = value
+    if deadline is not None:  # the agent's start gives up at the run's deadline too
+        config["run_deadline"] = deadline
     try:
         from .live.acp import bridge
     except ImportError as exc:
@@ -243,7 +247,12 @@ def _make_acp_agent(args: argparse.Namespace, flags: Mapping[str, Any], command:
         raise _Fail(str(exc)) from None
 
 
-def _make_agent(args: argparse.Namespace, environ: Mapping[str, str], command: Sequence[str] | None = None) -> Agent:
+def _make_agent(
+    args: argparse.Namespace,
+    environ: Mapping[str, str],
+    command: Sequence[str] | None = None,
+    deadline: float | None = None,
+) -> Agent:
     """The agent ``fenwire child`` runs: ``--agent``'s factory, the ACP bridge, or the mock with its knobs."""
     from .live.agent import AgentLoadError, load_agent
     from .live.mock_agent import ConfigError, MockAgent, config_from_env, config_from_mapping
@@ -251,7 +260,7 @@ def _make_agent(args: argparse.Namespace, environ: Mapping[str, str], command: S
     flags = {name: getattr(args, name.replace("-", "_")) for name, _, _ in _MOCK_FLAGS}
     flags = {k: v for k, v in flags.items() if v is not None}
     if args.acp or command is not None or any(getattr(args, attr) is not None for _, attr in _ACP_OPTIONS):
-        return _make_acp_agent(args, flags, command)
+        return _make_acp_agent(args, flags, command, deadline)
     if args.agent:
         if flags:
             raise _Fail(f"mock knobs (--{next(iter(flags))}) cannot be used with --agent")
@@ -317,7 +326,7 @@ def child_main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | N
                 deadline = math.nan
             if math.isnan(deadline):
                 raise _Fail(f"FEN_WIRE_DEADLINE must be a Unix time in seconds, not {raw_deadline!r}")
-        agent = _make_agent(args, env, command)
+        agent = _make_agent(args, env, command, deadline)
         assert control is not None and events is not None
         try:
             presenter = Presenter(agent, control_path=control, event_path=events, run=run, deadline=deadline)

@@ -165,3 +165,24 @@ def test_a_sigkilled_child_takes_its_agent_group_with_it(tmp_path: Path) -> None
     finally:
         run.child.cleanup()
     assert_groups_empty([run.child])
+
+
+def test_a_deadline_during_initialize_ends_the_run_timed_out_with_its_exit_line(tmp_path: Path) -> None:
+    """An agent that never answers ``initialize``, with a run deadline well inside the init timeout:
+    the child itself ends the run ``timed-out`` at the deadline (an ``exit`` line of its own), rather
+    than waiting out the init timeout and leaving the parent's kill backstop to end it unexplained."""
+    deadline = 2.0
+    run = spawn_run(
+        "deadline-in-init",
+        agent_command("bad_agent.py", "--mode", "no-init"),
+        pid_dir=str(tmp_path),
+        timeout=deadline,
+        acp_init_timeout=30.0,
+        acp_grace=5.0,  # the parent's kill backstop waits 6 s past the deadline: the child beats it
+    )
+    drive([run], timeout=BOUND)
+    exits = [e for e in run.events if e["type"] == "exit"]
+    assert [e.get("status") for e in exits] == ["timed-out"], run.describe()
+    assert exits[0].get("error") == "run deadline exceeded", run.describe()
+    assert run.child.status == "timed-out" and not run.child.killed, run.describe()
+    assert_clean(run)

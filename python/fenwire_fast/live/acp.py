@@ -6,7 +6,8 @@ the child however the child dies), talks ACP to it with the ``agent-client-proto
 ``acp`` extra) on an asyncio loop of its own thread, and turns each turn into one ``session/prompt``:
 
 - ``start()``: ``initialize`` and ``session/new`` (cwd: the child's) within ``init_timeout``
-  seconds; yields ``agent-started`` (provider ``acp``, model: the agent's name);
+  seconds, and never past ``run_deadline`` (the run's deadline, Unix seconds, when it has one);
+  yields ``agent-started`` (provider ``acp``, model: the agent's name);
 - a turn: ``user`` (the turn's text), ``llm-start``, the mapped updates (:mod:`~fenwire_fast.live.acp_map`), ``llm-end`` with the
   prompt's stop reason; the finalize turn asks for a plain answer without tools;
 - an interruption (cancel, finalize, deadline) sends ``session/cancel`` and goes on mapping updates
@@ -77,11 +78,17 @@ def bridge(config: dict[str, Any]) -> AcpBridge:
     permissions = config.get("permissions", "deny")
     if permissions not in PERMISSIONS:
         raise ValueError(f"ACP bridge: permissions must be one of {', '.join(PERMISSIONS)}, not {permissions!r}")
+    run_deadline = config.get("run_deadline")
+    if run_deadline is not None and (
+        isinstance(run_deadline, bool) or not isinstance(run_deadline, (int, float)) or run_deadline != run_deadline
+    ):
+        raise ValueError(f"ACP bridge: run_deadline must be a Unix time in seconds, not {run_deadline!r}")
     return AcpBridge(
         command,
         permissions=permissions,
         grace=_seconds(config, "grace", DEFAULT_GRACE),
         init_timeout=_seconds(config, "init_timeout", DEFAULT_INIT_TIMEOUT),
+        run_deadline=None if run_deadline is None else float(run_deadline),
     )
 
 
@@ -92,11 +99,20 @@ def _exit_text(code: int) -> str:
 class AcpBridge:
     """An :class:`~fenwire_fast.live.agent.Agent` that runs an ACP agent process (see the module docstring)."""
 
-    def __init__(self, command: Sequence[str], *, permissions: str, grace: float, init_timeout: float) -> None:
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        permissions: str,
+        grace: float,
+        init_timeout: float,
+        run_deadline: float | None = None,
+    ) -> None:
         self.command = list(command)
         self.permissions = permissions
         self.grace = grace
         self.init_timeout = init_timeout
+        self.run_deadline = run_deadline
         self.model = "acp"
         self.process: subprocess.Popen[bytes] | None = None
         self.session_id: str | None = None
@@ -112,6 +128,7 @@ class AcpBridge:
         self._dead: str | None = None  # why no more prompt can be sent
         self._exited_at: float | None = None
         self._closed = False
+        self._start_bound = f"within {init_timeout} s"  # how a start() that ran out of time reads
 
     # -- the process and the loop ----------------------------------------------------------------
 
@@ -151,6 +168,15 @@ class AcpBridge:
         # terminal capabilities must (the SDK answers the rest "method not found")
         self._conn = connect_to_agent(cast(Client, self._client), writer, reader)
 
+    def _start_deadline(self) -> tuple[float, str]:
+        """When ``start()`` gives up (a monotonic time), and how its failure then reads."""
+        bound = time.monotonic() + self.init_timeout
+        if self.run_deadline is not None:
+            left = self.run_deadline - time.time()
+            if left < self.init_timeout:
+                return time.monotonic() + max(left, 0.0), "before the run's deadline"
+        return bound, f"within {self.init_timeout} s"
+
     def _phase(self, name: str, coro: Coroutine[Any, Any, T], deadline: float) -> T:
         """Run one step of ``start()`` on the loop, within what is left of ``init_timeout``."""
         future = self._run(coro)
@@ -166,7 +192,7 @@ class AcpBridge:
         except concurrent.futures.TimeoutError:
             future.cancel()
             self._kill()
-            raise AgentFailure(f"ACP agent did not answer {name} within {self.init_timeout} s") from None
+            raise AgentFailure(f"ACP agent did not answer {name} {self._start_bound}") from None
         except RequestError as exc:
             self._kill()
             raise AgentFailure(f"ACP agent answered {name} with error {exc.code}: {exc}") from None
@@ -205,7 +231,7 @@ class AcpBridge:
 
     def start(self) -> list[dict[str, Any]]:
         """Start the agent; ``initialize`` and ``session/new``; ``agent-started``."""
-        deadline = time.monotonic() + self.init_timeout
+        deadline, self._start_bound = self._start_deadline()
         process = self._spawn()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="fenwire-acp-loop", daemon=True)

@@ -82,7 +82,9 @@ class Presenter:
             except Exception as exc:  # noqa: BLE001 - an agent failure is a run failure
                 self._events.emit("ready")
                 self._advance("started")
-                self._fatal(failure_reason("agent start failed", exc))
+                self._check_deadline()  # a start cut short by the run's deadline: timed-out, not failed
+                if not session.is_terminal(self.state):
+                    self._fatal(failure_reason("agent start failed", exc))
             else:
                 self._events.emit("ready")
                 self._advance("started")
