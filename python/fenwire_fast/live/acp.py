@@ -178,7 +178,7 @@ class AcpBridge:
         return bound, f"within {self.init_timeout} s"
 
     def _phase(self, name: str, coro: Coroutine[Any, Any, T], deadline: float) -> T:
-        """Run one step of ``start()`` on the loop, within what is left of ``init_timeout``."""
+        """Run one step of ``start()`` on the loop, until ``deadline`` (see :meth:`_start_deadline`)."""
         future = self._run(coro)
         try:
             while True:
