@@ -1,6 +1,7 @@
 """Write the generated files that describe the protocol, from the tables in ``fenwire_fast._schema``:
 ``schema/event.schema.json`` and ``schema/control.schema.json`` (what ``fenwire schema
---direction ...`` prints). ``tests/test_json_schema.py`` fails when they are not current.
+--direction ...`` prints), and ``python/fenwire_fast/messages.py`` (a ``TypedDict`` per message
+type). ``tests/test_json_schema.py`` and ``tests/test_messages.py`` fail when they are not current.
 
     python scripts/gen_schema_files.py           # rewrite them
     python scripts/gen_schema_files.py --check   # exit 1 when one is not current
@@ -16,13 +17,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 
 from fenwire_fast._json_schema import schema_text  # noqa: E402
+from fenwire_fast._typed_messages import messages_source  # noqa: E402
 
 COMMAND = "python scripts/gen_schema_files.py"
 
 
 def generated() -> dict[Path, str]:
     """Each generated file's path and its current text."""
-    return {ROOT / "schema" / f"{direction}.schema.json": schema_text(direction) for direction in ("event", "control")}
+    files = {ROOT / "schema" / f"{direction}.schema.json": schema_text(direction) for direction in ("event", "control")}
+    return files | {ROOT / "python" / "fenwire_fast" / "messages.py": messages_source()}
 
 
 def stale() -> list[Path]:
