@@ -50,8 +50,10 @@ def test_every_document_is_a_valid_2020_12_schema(direction: str | None) -> None
 def test_one_def_per_type_and_a_branch_each() -> None:
     for direction, types in (("event", fenwire_fast.EVENT_TYPES), ("control", fenwire_fast.CONTROL_TYPES)):
         doc = fenwire_fast.json_schema(direction)
-        branches = [branch["$ref"].removeprefix("#/$defs/") for branch in doc["oneOf"]]
-        assert sorted(branches) == sorted(types)
+        assert sorted(doc["properties"]["type"]["enum"]) == sorted(types)
+        assert doc["allOf"][0] == {"$ref": "#/$defs/envelope"}
+        branches = {branch["if"]["properties"]["type"]["const"]: branch["then"]["$ref"] for branch in doc["allOf"][1:]}
+        assert branches == {name: f"#/$defs/{name}" for name in types}
         for name in types:
             assert doc["$defs"][name]["properties"]["type"] == {"const": name}
 

@@ -1,9 +1,12 @@
 """The protocol's message rules as JSON Schema (draft 2020-12), built from the tables in ``_schema``.
 
 One document per direction: the envelope (``v``, ``seq``, ``type``, ``run``), one ``$defs`` entry
-per message type, one per field kind used (``kind-pos``, ``kind-object``...), and a ``oneOf`` of
-the types, each branch pinning ``type`` with ``const``: a line whose ``type`` the direction does not
-know matches no branch, as the validator rejects it (``unknown-type``). Unknown fields are allowed
+per message type (complete: the envelope, ``type`` pinned with ``const``, the fields), one per
+field kind used (``kind-pos``, ``kind-object``...), and a dispatch on ``type``: ``type`` is one of
+the direction's types (else the line fails, as the validator rejects it: ``unknown-type``), and an
+``if``/``then`` per type sends the line to its ``$defs`` entry. The dispatch says the same as a
+``oneOf`` of the entries would, and a validator's errors then name the field at fault rather than
+"not valid under any of the given schemas". Unknown fields are allowed
 (``additionalProperties: true``), as the validator ignores them.
 
 What a JSON Schema cannot say, and this package's validator enforces: the line cap
@@ -103,6 +106,14 @@ def _message(type_name: str, schema: Schema) -> dict[str, Any]:
     return out
 
 
+def _dispatch(type_name: str) -> dict[str, Any]:
+    """The branch of one type: a line of that type must match its ``$defs`` entry."""
+    return {
+        "if": {"properties": {"type": {"const": type_name}}, "required": ["type"]},
+        "then": {"$ref": f"#/$defs/{type_name}"},
+    }
+
+
 def _document(direction: str) -> dict[str, Any]:
     schemas, order = _TABLES[direction]
     kinds = sorted({kind for schema in schemas.values() for _, kind in schema.fields} | {k for _, k in ENVELOPE.fields})
@@ -119,7 +130,8 @@ def _document(direction: str) -> dict[str, Any]:
             "duplicate keys keep the last value) and the seq order (each line's seq above the last one)."
         ),
         "type": "object",
-        "oneOf": [{"$ref": f"#/$defs/{name}"} for name in order],
+        "properties": {"type": {"enum": list(order)}},
+        "allOf": [{"$ref": "#/$defs/envelope"}, *(_dispatch(name) for name in order)],
         "$defs": defs,
     }
     version = f"{VERSION}.{_digest(body)}"
@@ -134,8 +146,8 @@ def json_schema(direction: str | None = None) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of one direction's lines, built from this package's tables.
 
     ``direction`` is ``"event"`` (a child's lines) or ``"control"`` (a parent's lines): the document
-    has the envelope, one ``$defs`` entry per message type, and a ``oneOf`` dispatched on ``type``
-    (an unknown type matches no branch). ``None`` gives one document holding both, as the embedded
+    has the envelope, one ``$defs`` entry per message type, and an ``if``/``then`` per type
+    dispatching on ``type`` (an unknown type fails an ``enum``). ``None`` gives one document holding both, as the embedded
     schemas ``$defs/event`` and ``$defs/control`` (validate against one of them, not the whole).
 
     ``$id`` and ``$comment`` carry a schema version, ``VERSION.DIGEST``, the digest changing with

@@ -604,7 +604,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "schema",
         help="print the protocol's JSON Schema, for parents and children in other languages",
         description="Print the JSON Schema (draft 2020-12) of one direction's lines, generated from this "
-        "package's message tables: the envelope, one $defs entry per message type, a oneOf on type. "
+        "package's message tables: the envelope, one $defs entry per message type, a dispatch on type. "
         "Without --direction, one document holds both, as $defs/event and $defs/control. The line cap, "
         "the JSON dialect and the seq order are not expressible in a schema: see docs/schema.md.",
     )
