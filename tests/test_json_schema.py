@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -122,3 +123,19 @@ def test_the_package_does_not_import_jsonschema() -> None:
     code = "import sys, fenwire_fast; fenwire_fast.json_schema('event'); print('jsonschema' in sys.modules)"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ.copy())
     assert proc.stdout.strip() == "False", proc.stderr
+
+
+def test_the_schema_doc_s_python_blocks_run() -> None:
+    """docs/schema.md's Python examples run as pasted (with the backend and the package this run
+    tests: from the repository's root, where a relative PYTHONPATH=python means the source)."""
+    blocks = re.findall(r"^```python\n(.*?)^```", (ROOT / "docs" / "schema.md").read_text(), re.S | re.M)
+    assert len(blocks) >= 2
+    for code in blocks:
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+        assert proc.returncode == 0, f"{code}\n{proc.stdout}\n{proc.stderr}"
+
+
+def test_the_docs_link_the_schema_doc() -> None:
+    assert "(docs/schema.md)" in (ROOT / "README.md").read_text()
+    cli = (ROOT / "docs" / "cli.md").read_text()
+    assert "## `fenwire schema`" in cli and "(schema.md)" in cli
