@@ -17,8 +17,6 @@ from fenwire_fast._schema import CONTROL_SCHEMAS, ENUMS, EVENT_SCHEMAS
 from fenwire_fast._typed_messages import class_name, messages_source
 from test_wire_fixtures import CONTROL_LINES, EVENT_LINES
 
-mypy_api = pytest.importorskip("mypy.api")
-
 ENVELOPE = {"v", "seq", "type", "run"}
 TABLES = {"event": EVENT_SCHEMAS, "control": CONTROL_SCHEMAS}
 
@@ -84,6 +82,7 @@ f: Event = {"v": 1, "seq": 1, "type": "prompt", "run": "r", "text": "hi"}  # E: 
 
 
 def run_mypy(tmp_path: Path, source: str) -> tuple[str, int]:
+    mypy_api = pytest.importorskip("mypy.api")  # in the test extra; not in CI's other-CPython venvs
     path = tmp_path / "usage.py"
     path.write_text(textwrap.dedent(source))
     package_root = Path(fenwire_fast.__file__).parent.parent
