@@ -22,7 +22,7 @@ import json
 from typing import Any
 
 from ._schema import CONTROL_SCHEMAS, ENUMS, ENVELOPE, EVENT_SCHEMAS, Schema
-from ._types import CONTROL_TYPE_ORDER, EVENT_TYPE_ORDER, MAX_SAFE_INTEGER, VERSION
+from ._types import CONTROL_TYPE_ORDER, EVENT_TYPE_ORDER, MAX_LINE_BYTES, MAX_SAFE_INTEGER, VERSION
 
 __all__ = ["json_schema", "schema_text", "DIRECTIONS"]
 
@@ -125,9 +125,10 @@ def _document(direction: str) -> dict[str, Any]:
         "title": f"Fen wire protocol {VERSION}: {_TITLES[direction]}",
         "description": (
             "One line of the Fen wire protocol, a JSON object. Not expressible here, and enforced by the "
-            "fenwire_fast validator: the line cap (fewer than 65536 bytes of UTF-8, newline excluded), the "
-            "JSON dialect (strict UTF-8, no NaN or infinity, a number overflowing a double is malformed; "
-            "duplicate keys keep the last value) and the seq order (each line's seq above the last one)."
+            f"fenwire_fast validator: the line cap (fewer than {MAX_LINE_BYTES} bytes of UTF-8, newline "
+            "excluded), the JSON dialect (strict UTF-8, no byte-order mark, no NaN or infinity, no lone "
+            "surrogate, a number overflowing a double or nesting deeper than 1024 is malformed; duplicate "
+            "keys keep the last value) and the seq order (each line's seq above the last one)."
         ),
         "type": "object",
         "properties": {"type": {"enum": list(order)}},
