@@ -6,6 +6,10 @@ it imports, or the pure-Python ``fenwire_fast._pure`` when ``FENWIRE_NO_EXTENSIO
 extension is missing. ``IMPLEMENTATION`` says which (``"rust"`` or ``"python"``).
 
 Nothing in the codec raises on bad input: every call returns a ``Rejection`` instead.
+
+``json_schema(direction)`` gives the protocol's rules as a JSON Schema for parents and children
+written in other languages (docs/schema.md); ``fenwire_fast.messages`` has a ``TypedDict`` per
+message type.
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ from ._types import (
 )
 
 if TYPE_CHECKING:
+    from ._json_schema import json_schema
+
     __version__: str
 
 
@@ -53,6 +59,11 @@ def __getattr__(name: str) -> object:
             version = "0+unknown"
         globals()["__version__"] = version
         return version
+    if name == "json_schema":  # imported on first use: the codec never needs it
+        from ._json_schema import json_schema
+
+        globals()["json_schema"] = json_schema
+        return json_schema
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -111,6 +122,7 @@ __all__ = [
     "Scanned",
     "is_event_type",
     "is_control_type",
+    "json_schema",
     "decode",
     "validate",
     "encode",

@@ -7,6 +7,8 @@
 - ``fenwire tail FILE [--direction event|control] [--json] [--no-follow]``: follow a live event or
   control file as it grows, one line per message (:mod:`fenwire_fast.tail`); exit 2 if it cannot
   be opened.
+- ``fenwire schema [--direction event|control]``: print the protocol's JSON Schema (draft 2020-12)
+  for one direction, or both in one document (:func:`fenwire_fast.json_schema`).
 - ``fenwire child``: run an agent as a live child over two files (see ``fenwire child --help``).
 - ``fenwire demo``: a parent driving many live mock children, on a local hub or (``--ray``) on the
   nodes of a Ray cluster (see ``fenwire demo --help``).
@@ -495,6 +497,14 @@ def demo_main(argv: Sequence[str] | None = None) -> int:
     return 0 if report.ok else 1
 
 
+def _cmd_schema(args: argparse.Namespace) -> int:
+    from ._json_schema import schema_text
+
+    sys.stdout.write(schema_text(args.direction))
+    sys.stdout.flush()
+    return 0
+
+
 def _cmd_runs(args: argparse.Namespace) -> int:
     from .live.runs import inspect, print_runs
 
@@ -590,6 +600,21 @@ def _build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="first remove the closed runs (finished, every event committed); needs the state dir free of any hub",
     )
+    schema = sub.add_parser(
+        "schema",
+        help="print the protocol's JSON Schema, for parents and children in other languages",
+        description="Print the JSON Schema (draft 2020-12) of one direction's lines, generated from this "
+        "package's message tables: the envelope, one $defs entry per message type, a dispatch on type. "
+        "Without --direction, one document holds both, as $defs/event and $defs/control. The line cap, "
+        "the JSON dialect and the seq order are not expressible in a schema: see docs/schema.md.",
+    )
+    schema.set_defaults(command_parser=schema)
+    schema.add_argument(
+        "--direction",
+        choices=("event", "control"),
+        default=None,
+        help="event: a child's lines; control: a parent's lines (default: both, in one document)",
+    )
     sub.add_parser("child", help="run an agent as a live child over two files", add_help=False)
     sub.add_parser("demo", help="a parent driving many live mock children", add_help=False)
     return parser
@@ -609,7 +634,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):  # a strict ASCII or Latin-1 terminal gets escapes, not a traceback
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
-    commands = {"check": _cmd_check, "tail": _cmd_tail, "runs": _cmd_runs}
+    commands = {"check": _cmd_check, "tail": _cmd_tail, "runs": _cmd_runs, "schema": _cmd_schema}
     if args.command in commands:
         try:
             return commands[args.command](args)
