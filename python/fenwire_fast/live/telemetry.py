@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from .tracing import Telemetry
@@ -63,6 +63,7 @@ def resolve(trace: Any) -> Telemetry | None:
                 raise TracingUnavailable(f"tracing needs opentelemetry-api: pip install '{EXTRA}' ({exc})") from None
             _default = Telemetry()
         return _default
-    if type(trace).__name__ == "Telemetry" and type(trace).__module__ == f"{__package__}.tracing":
-        return trace  # type: ignore[no-any-return]
+    tracing = sys.modules.get(f"{__package__}.tracing")  # a Telemetry means it was imported
+    if tracing is not None and isinstance(trace, tracing.Telemetry):
+        return cast("Telemetry", trace)
     raise TypeError(f"trace must be True, False, None or a fenwire_fast.live.tracing.Telemetry, not {trace!r}")
