@@ -19,7 +19,8 @@ of its own:
 Every batch of events is counted by type at C speed (a ``set`` of its types; a ``Counter`` when
 there are several); only a batch holding a type that opens or closes a span or acknowledges a
 control is walked event by event.
-The counts go to the meters when the run ends and at most once a second before. Everything a child
+The counts go to the meters when the run ends and before that at most once a second (the clock
+is looked at every 16th batch). Everything a child
 wrote is checked and bounded before it becomes an attribute, and nothing here raises into the
 parent: a failure is swallowed and tracing of that run stops.
 """
@@ -59,6 +60,8 @@ MAX_OPEN_TOOLS = 256
 MAX_USAGE_FIELDS = 16
 #: seconds between two additions of a running run's counts to the meters
 FLUSH_INTERVAL = 1.0
+#: batches between two looks at the clock for that
+FLUSH_EVERY = 16
 _ERROR_STATUSES = frozenset({"failed", "timed-out"})
 _STATUSES = frozenset({"starting", "ready", "running", "finalizing", "done", "cancelled", "failed", "timed-out"})
 _PROPAGATOR = TraceContextTextMapPropagator()
@@ -179,6 +182,8 @@ class RunTrace:
         self._bytes_flushed = 0
         self._errors_flushed = 0
         self._done = False
+        self._off = False  # done, or broken: no more events are looked at
+        self._batches = 0
 
     @property
     def traceparent(self) -> str | None:
@@ -189,27 +194,30 @@ class RunTrace:
 
     def observe(self, messages: Sequence[dict[str, Any]], child: LiveChild | None = None) -> None:
         """A batch of delivered events: count them; walk it only when it has a span's event."""
-        if self._done or self.broken is not None:
+        if self._off:
             return
         try:
             types = set(map(_type_of, messages))  # a set costs a third of a Counter per event
             if len(types) == 1:  # the common batch: deltas only
-                for only in types:
-                    self._counts[only] += len(messages)
+                only = types.pop()
+                self._counts[only] += len(messages)
+                walk = only in SPAN_TYPES
             else:
                 self._counts.update(map(_type_of, messages))
-            if not SPAN_TYPES.isdisjoint(types):
+                walk = not SPAN_TYPES.isdisjoint(types)
+            if walk:
                 for message in messages:
                     if message["type"] in SPAN_TYPES:
                         self._on(message)
-            if child is not None and time.monotonic() - self._flushed_at >= FLUSH_INTERVAL:
-                self._flush(child)
+            self._batches += 1
+            if not self._batches % FLUSH_EVERY and child is not None:
+                self._maybe_flush(child)
         except Exception as exc:  # noqa: BLE001 - never raise in the parent
             self._break(exc)
 
     def observe_raw(self, batch: ScanBatch, child: LiveChild | None = None) -> None:
         """:meth:`observe` for a raw batch: types counted from its column, only span lines decoded."""
-        if self._done or self.broken is not None:
+        if self._off:
             return
         try:
             types = batch.types
@@ -221,10 +229,15 @@ class RunTrace:
                         message, _ = decode(batch.line(i), "event")
                         if message is not None:
                             self._on(message)
-            if child is not None and time.monotonic() - self._flushed_at >= FLUSH_INTERVAL:
-                self._flush(child)
+            self._batches += 1
+            if not self._batches % FLUSH_EVERY and child is not None:
+                self._maybe_flush(child)
         except Exception as exc:  # noqa: BLE001 - never raise in the parent
             self._break(exc)
+
+    def _maybe_flush(self, child: LiveChild) -> None:
+        if time.monotonic() - self._flushed_at >= FLUSH_INTERVAL:
+            self._flush(child)
 
     def control(self, seq: int, type_: str) -> None:
         """A control was sent: a ``fenwire.control`` event on the run span."""
@@ -390,7 +403,7 @@ class RunTrace:
         still open with an error, set the run's attributes and status, add its counts."""
         if self._done:
             return
-        self._done = True
+        self._done = self._off = True
         try:
             status = child.status
             status = status if status in _STATUSES else "unknown"
@@ -428,7 +441,7 @@ class RunTrace:
         """The spawn failed before a child ran: end the run span with the error."""
         if self._done:
             return
-        self._done = True
+        self._done = self._off = True
         try:
             self.span.set_status(Status(StatusCode.ERROR, utf8_prefix(f"spawn failed: {exc}", MAX_TEXT)))
             self.span.end()
@@ -437,6 +450,7 @@ class RunTrace:
 
     def _break(self, exc: BaseException) -> None:
         """Something went wrong in here: stop tracing this run's events, keep the run span."""
+        self._off = True
         if self.broken is None:
             self.broken = utf8_prefix(f"{type(exc).__name__}: {exc}", MAX_TEXT)
 
