@@ -137,7 +137,7 @@ class Telemetry:
     def start_run(self, run: str, what: Mapping[str, str], env: Mapping[str, str] | None = None) -> RunTrace | None:
         """Begin a run's span (see :class:`RunTrace`); ``None`` when that fails (never raises).
 
-        ``what``: attributes saying what runs (``fenwire.run.command``, ``.agent`` or ``.mock``).
+        ``what``: attributes saying what runs (``fenwire.run.command``, ``.agent`` or ``.acp``).
         ``env``: the variables given to the child; a ``TRACEPARENT`` there is the run span's parent
         (else the current span is)."""
         try:
