@@ -9,7 +9,8 @@ the child however the child dies), talks ACP to it with the ``agent-client-proto
   seconds, and never past ``run_deadline`` (the run's deadline, Unix seconds, when it has one);
   yields ``agent-started`` (provider ``acp``, model: the agent's name);
 - a turn: ``user`` (the turn's text), ``llm-start``, the mapped updates (:mod:`~fenwire_fast.live.acp_map`), ``llm-end`` with the
-  prompt's stop reason; the finalize turn asks for a plain answer without tools;
+  prompt's stop reason; the finalize turn asks for a plain answer without tools; in a traced run
+  the request's ``_meta`` carries ``{"traceparent": ctx.traceparent}``;
 - an interruption (cancel, finalize, deadline) sends ``session/cancel`` and goes on mapping updates
   until the prompt answers, or ``grace`` seconds pass and the agent's process group is killed;
 - a failure (the agent exits, answers with an error, or does not answer in time) fails the run with

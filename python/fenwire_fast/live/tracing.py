@@ -45,7 +45,16 @@ if TYPE_CHECKING:
     from .. import ScanBatch
     from .spawn import LiveChild
 
-__all__ = ["Telemetry", "RunTrace", "SPAN_TYPES", "MAX_TEXT", "MAX_OPEN_TOOLS", "FLUSH_INTERVAL"]
+__all__ = [
+    "Telemetry",
+    "RunTrace",
+    "current_traceparent",
+    "SPAN_TYPES",
+    "MAX_TEXT",
+    "MAX_OPEN_TOOLS",
+    "FLUSH_INTERVAL",
+    "FLUSH_EVERY",
+]
 
 #: event types that open or close a span or become a span event; a batch without any is not walked
 SPAN_TYPES = frozenset(
