@@ -1,6 +1,6 @@
 """The hub at scale: idle cost, append-to-delivery latency, CPU per event.
 
-Run ``python benches/hub.py [idle|latency|busy|durable|rounds|all] [--wakeups kernel|poll] [--children N]``.
+Run ``python benches/hub.py [idle|latency|busy|durable|traced|rounds|all] [--wakeups kernel|poll] [--children N]``.
 Nothing here is a test: the figures go to BENCHMARKS.md.
 
 - **idle**: N children (``sleep``) that never write; the parent waits in ``Hub.wait`` for a few
@@ -20,6 +20,10 @@ Nothing here is a test: the figures go to BENCHMARKS.md.
   commits after every batch (or ``--commit-every`` N), ``--repeat`` rounds (default 5), the order
   alternating from round to round; the parent's CPU per event of each, each round's ratio and the
   medians.
+- **traced**: ``busy`` with tracing off and on (``Hub(trace=...)``: the OpenTelemetry SDK with a
+  span processor and a metric reader that keep everything in memory), ``--repeat`` rounds, the
+  order alternating; the parent's CPU per event of each, each round's ratio and the medians.
+  ``busy --trace`` runs ``busy`` traced once. Needs ``opentelemetry-sdk``.
 """
 
 from __future__ import annotations
@@ -196,11 +200,12 @@ def busy(
     per_write: int = 8,
     state_dir: str | None = None,
     commit_every: int = 1,
+    trace: Any = False,
 ) -> dict[str, float]:
     """The busy workload (see the module docstring). With ``state_dir`` the hub is durable
     (``Hub(state_dir=...)``) and the consumer calls ``hub.commit()`` after every
     ``commit_every``-th batch, which counts as the hub's CPU."""
-    with Hub(wakeups=wakeups, state_dir=state_dir) as hub:
+    with Hub(wakeups=wakeups, state_dir=state_dir, trace=trace) as hub:
         children = _spawn_idle(hub, n)
         pairs: list[str] = []
         for child, lines in zip(children, _child_streams(n, per_child), strict=True):
@@ -311,6 +316,40 @@ def busy_durable(
     return out
 
 
+def sdk_telemetry() -> Any:
+    """A :class:`~fenwire_fast.live.tracing.Telemetry` on SDK providers of its own that keep every
+    span and metric in memory (a real exporter's cost stays off the parent's thread either way)."""
+    from fenwire_fast.live.tracing import Telemetry
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(InMemorySpanExporter()))
+    return Telemetry(tracer_provider, MeterProvider(metric_readers=[InMemoryMetricReader()]))
+
+
+def busy_traced(n: int, wakeups: str, per_write: int, repeat: int) -> list[tuple[dict[str, float], dict[str, float]]]:
+    """``busy`` with tracing off and on, in ``repeat`` rounds, the order alternating from round to
+    round; each round's ``(off, on)``."""
+    out = []
+    for r in range(repeat):
+        got: dict[bool, dict[str, float]] = {}
+        for traced in (False, True) if r % 2 == 0 else (True, False):
+            got[traced] = busy(n, wakeups, per_write=per_write, trace=sdk_telemetry() if traced else False)
+        off, on = got[False], got[True]
+        print(
+            f"round {r + 1}: off {off['hub_us_per_event']:.3f} us/event ({off['events_per_read']:.0f} per read), "
+            f"on {on['hub_us_per_event']:.3f} ({on['events_per_read']:.0f} per read): "
+            f"{on['hub_us_per_event'] / off['hub_us_per_event']:.3f}x",
+            flush=True,
+        )
+        out.append((off, on))
+    return out
+
+
 def _stamped(children: list[LiveChild], per_child: int) -> dict[LiveChild, list[bytes]]:
     """Each child's realistic delta lines, stamped with its run and seq (newline-terminated)."""
     out: dict[LiveChild, list[bytes]] = {}
@@ -325,14 +364,20 @@ def _stamped(children: list[LiveChild], per_child: int) -> dict[LiveChild, list[
 
 
 def rounds(
-    n: int, wakeups: str, per_write: int = 1, count: int = 300, hub_on: bool = True, bare_on: bool = True
+    n: int,
+    wakeups: str,
+    per_write: int = 1,
+    count: int = 300,
+    hub_on: bool = True,
+    bare_on: bool = True,
+    trace: Any = False,
 ) -> dict[str, float]:
     """In one process, no writer to race: each round appends ``per_write`` lines to every child,
     then makes one hub round (``Hub.poll_batches``), which reads each child once; the same pieces
     are fed to bare receivers right after. Repeatable (run it under callgrind; ``hub_on=False``
     does everything but the hub round, ``bare_on=False`` everything but the bare feed, for the
-    differences)."""
-    with Hub(wakeups=wakeups) as hub:
+    differences). ``trace``: the hub's ``trace``."""
+    with Hub(wakeups=wakeups, trace=trace) as hub:
         children = _spawn_idle(hub, n)
         streams = _stamped(children, per_write * count)
         fds = {c: os.open(c.event_path, os.O_WRONLY | os.O_APPEND) for c in children}
@@ -384,7 +429,7 @@ def rounds(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "what", nargs="?", default="all", choices=["idle", "latency", "busy", "durable", "rounds", "all"]
+        "what", nargs="?", default="all", choices=["idle", "latency", "busy", "durable", "traced", "rounds", "all"]
     )
     parser.add_argument("--wakeups", default="kernel", choices=["kernel", "poll"])
     parser.add_argument("--children", type=int, default=None)
@@ -395,6 +440,9 @@ def main() -> None:
     parser.add_argument("--state-dir", help="busy: a durable hub with this state dir, committing after every batch")
     parser.add_argument(
         "--commit-every", type=int, default=1, help="busy, durable: commit after every N-th batch (default 1)"
+    )
+    parser.add_argument(
+        "--trace", action="store_true", help="busy, rounds: trace the runs (opentelemetry-sdk, in memory)"
     )
     parser.add_argument("--no-hub", action="store_true", help="rounds: all but the hub's rounds (for callgrind)")
     parser.add_argument("--no-bare", action="store_true", help="rounds: all but the bare feed (for callgrind)")
@@ -430,7 +478,14 @@ def main() -> None:
             )
     if args.what in ("busy", "all"):
         n = args.children or 64
-        r = busy(n, args.wakeups, per_write=args.per_write, state_dir=args.state_dir, commit_every=args.commit_every)
+        r = busy(
+            n,
+            args.wakeups,
+            per_write=args.per_write,
+            state_dir=args.state_dir,
+            commit_every=args.commit_every,
+            trace=sdk_telemetry() if args.trace else False,
+        )
         print(
             f"busy     {n} children{f', durable, a commit every {args.commit_every} batch(es)' if args.state_dir else ''}: "
             f"{r['events']:.0f} events in {r['reads']:.0f} reads "
@@ -452,6 +507,18 @@ def main() -> None:
             f"{durable / plain:.3f}x; "
             f"per-round ratios {', '.join(f'{x:.3f}' for x in ratios)} (median {statistics.median(ratios):.3f}x)"
         )
+    if args.what == "traced":
+        n = args.children or 64
+        rows = busy_traced(n, args.wakeups, args.per_write, args.repeat)
+        off = statistics.median(p["hub_us_per_event"] for p, _ in rows)
+        on = statistics.median(d["hub_us_per_event"] for _, d in rows)
+        ratios = sorted(d["hub_us_per_event"] / p["hub_us_per_event"] for p, d in rows)
+        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+        print(
+            f"traced   {n} busy children, {args.repeat} rounds (load average now {load}): parent CPU per event, "
+            f"median off {off:.3f} us, on {on:.3f} us: {on / off:.3f}x; "
+            f"per-round ratios {', '.join(f'{x:.3f}' for x in ratios)} (median {statistics.median(ratios):.3f}x)"
+        )
     if args.what == "rounds":
         n = args.children or 64
         if args.pipe_pidfd:
@@ -463,7 +530,15 @@ def main() -> None:
                 return read
 
             os.pidfd_open = pipe_pidfd
-        r = rounds(n, args.wakeups, args.per_write, args.rounds, hub_on=not args.no_hub, bare_on=not args.no_bare)
+        r = rounds(
+            n,
+            args.wakeups,
+            args.per_write,
+            args.rounds,
+            hub_on=not args.no_hub,
+            bare_on=not args.no_bare,
+            trace=sdk_telemetry() if args.trace else False,
+        )
         print(
             f"rounds   {n} children, {args.per_write} lines per write, {args.rounds} rounds: {r['reads']:.0f} reads; "
             f"hub {r['hub_us_per_read']:.2f} us per read, bare feed of the same piece {r['bare_us_per_read']:.2f}: "

@@ -301,6 +301,7 @@ def child_main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | N
     """``fenwire child``: run one live child; returns the exit code (0 only after ``exit done``)."""
     env = os.environ if environ is None else environ
     from .live.child import Presenter
+    from .live.child.turn import trace_context
 
     words = list(argv) if argv is not None else sys.argv[1:]
     command: list[str] | None = None
@@ -330,8 +331,11 @@ def child_main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | N
                 raise _Fail(f"FEN_WIRE_DEADLINE must be a Unix time in seconds, not {raw_deadline!r}")
         agent = _make_agent(args, env, command, deadline)
         assert control is not None and events is not None
+        traceparent = trace_context(_env(env, "TRACEPARENT"))
         try:
-            presenter = Presenter(agent, control_path=control, event_path=events, run=run, deadline=deadline)
+            presenter = Presenter(
+                agent, control_path=control, event_path=events, run=run, deadline=deadline, traceparent=traceparent
+            )
         except OSError as exc:
             raise _Fail(f"cannot open {exc.filename or events}: {exc.strerror or exc}") from None
     except _Fail as exc:

@@ -35,6 +35,7 @@ from typing import Any
 
 from . import EVENT_TYPE_ORDER, Receiver, ScanBatch
 from .live.channel import SentControl
+from .live.telemetry import resolve as resolve_trace
 
 # Ray is an optional extra: imported by name, so the package type-checks with or without it (typed Any)
 ray: Any
@@ -435,10 +436,16 @@ class Fleet:
         agent_config: dict[str, Any] | None = None,
         timeout: float | None = None,
         deadline: float | None = None,
+        trace: Any = None,
         **kwargs: Any,
     ) -> FleetChild:
         """Start a child on ``node`` (default: the least-loaded alive node) and return its handle.
-        ``kwargs`` go to :func:`~fenwire_fast.live.spawn.spawn` on the node."""
+        ``kwargs`` go to :func:`~fenwire_fast.live.spawn.spawn` on the node.
+
+        ``trace`` (``True``, ``False``, or ``None``: on when ``FENWIRE_OTEL=1``; the ``otel``
+        extra): the child joins the driver's trace, its ``TRACEPARENT`` being the driver's current
+        span (nothing when no span is current). The spans of the run itself are made where its
+        hub runs, on the node, when tracing is on there."""
         if run is None:
             self._numbered += 1
             run = f"child-{self._numbered}"
@@ -447,6 +454,12 @@ class Fleet:
         if deadline is None and timeout is not None:
             deadline = time.time() + timeout
         options = dict(kwargs, mock=mock, agent=agent, agent_config=agent_config, deadline=deadline)
+        if resolve_trace(trace) is not None:
+            from .live.tracing import current_traceparent
+
+            context = current_traceparent()
+            if context:
+                options["env"] = {**(options.get("env") or {}), **context}
         chosen = node
         while True:
             node = chosen if chosen is not None else self._least_loaded()

@@ -241,3 +241,29 @@ def test_child_state_from_its_node(cluster: Any, tmp_path: Path) -> None:
         results = [e for e in events[child.run] if e["type"] == "result"]
         assert child.result == results[0]
         assert child.bytes > 0 and child.messages == len(events[child.run])
+
+
+def test_a_traced_spawn_joins_the_drivers_trace(cluster: Any) -> None:
+    pytest.importorskip("opentelemetry.sdk")
+    from fenwire_fast.live.mock_agent import reported_traceparent
+    from fenwire_fast.live.telemetry import resolve
+    from fenwire_fast.live.tracing import Telemetry
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+
+    telemetry = Telemetry(TracerProvider())
+    assert resolve(telemetry) is telemetry
+    events: Events = {}
+    with Fleet(address=cluster.address) as fleet:
+        with telemetry.tracer.start_as_current_span("driver") as span:
+            child = fleet.spawn("Do the task.", mock={"steps": 1}, trace=telemetry)
+        plain = fleet.spawn("Do the task.", mock={"steps": 1})
+        drain(fleet, events, lambda: all(seen(events, c, "turn-complete")() for c in (child, plain)))
+        for c in (child, plain):
+            c.close()
+        drain(fleet, events, lambda: fleet.finished)
+    ctx = span.get_span_context()
+    want = f"00-{ctx.trace_id:032x}-{ctx.span_id:016x}-{int(ctx.trace_flags):02x}"
+    assert reported_traceparent(events[child.run]) == want
+    assert reported_traceparent(events[plain.run]) is None
+    assert trace.get_current_span() is not span

@@ -9,7 +9,8 @@ the child however the child dies), talks ACP to it with the ``agent-client-proto
   seconds, and never past ``run_deadline`` (the run's deadline, Unix seconds, when it has one);
   yields ``agent-started`` (provider ``acp``, model: the agent's name);
 - a turn: ``user`` (the turn's text), ``llm-start``, the mapped updates (:mod:`~fenwire_fast.live.acp_map`), ``llm-end`` with the
-  prompt's stop reason; the finalize turn asks for a plain answer without tools;
+  prompt's stop reason; the finalize turn asks for a plain answer without tools; in a traced run
+  the request's ``_meta`` carries ``{"traceparent": ctx.traceparent}``;
 - an interruption (cancel, finalize, deadline) sends ``session/cancel`` and goes on mapping updates
   until the prompt answers, or ``grace`` seconds pass and the agent's process group is killed;
 - a failure (the agent exits, answers with an error, or does not answer in time) fails the run with
@@ -256,10 +257,13 @@ class AcpBridge:
         self._loop.call_soon_threadsafe(self._client.set_session, session.session_id)
         return [{"type": "agent-started", "provider": "acp", "model": self.model}]
 
-    async def _prompt(self, session_id: str, text: str) -> None:
+    async def _prompt(self, session_id: str, text: str, traceparent: str | None = None) -> None:
         assert self._conn is not None
+        meta = {"traceparent": traceparent} if traceparent is not None else {}  # the request's _meta
         try:
-            response = await self._conn.prompt(session_id=session_id, prompt=[TextContentBlock(type="text", text=text)])
+            response = await self._conn.prompt(
+                session_id=session_id, prompt=[TextContentBlock(type="text", text=text)], **meta
+            )
         except Exception as exc:  # noqa: BLE001 - the turn decides what it means
             self._out.put(("failed", exc))
         else:
@@ -285,7 +289,7 @@ class AcpBridge:
         yield {"type": "user", "text": request.text}  # what this prompt says, as the mock reports its input
         yield {"type": "llm-start", "provider": "acp", "model": self.model}
         self._client.cancelling = False
-        self._run(self._prompt(session_id, text))
+        self._run(self._prompt(session_id, text, getattr(ctx, "traceparent", None)))
         interrupted: TurnInterrupted | None = None
         cancel_by = 0.0
         ending: Item | None = None

@@ -118,6 +118,13 @@ class TurnContext(Protocol):
         """The run id (``FEN_WIRE_RUN_ID``)."""
         ...
 
+    @property
+    def traceparent(self) -> str | None:
+        """The W3C trace context of the run (``TRACEPARENT`` as the parent gave it, e.g. a traced
+        hub's run span), for the agent's own spans to join the parent's trace; ``None`` when the
+        run is not traced. Pass it on to a model API or a sub-process as it is."""
+        ...
+
     def take_steering(self) -> list[str]:
         """Pop every queued steering text, oldest first; the presenter reports each one as
         ``steering-injected`` (with its ``ref``) before this returns. Call it between steps."""

@@ -48,10 +48,12 @@ from .durable import StateDir
 from .hub_drivers import KernelDriver, PollDriver
 from .limits import ensure_open_files
 from .spawn import LiveChild, spawn
+from .telemetry import resolve as resolve_trace
 from .wakeups import KERNEL, WakeupsUnavailable, choose, unwatchable
 
 if TYPE_CHECKING:
     from .. import ScanBatch
+    from .tracing import Telemetry
 
 __all__ = ["Hub", "Item", "Batch", "RawBatch"]
 
@@ -73,6 +75,10 @@ class Hub:
     a running child that delivers no event for that many seconds gets ``cancel``, then the backstop.
     ``state_dir`` makes the hub durable (see the module docstring); it raises
     :class:`~fenwire_fast.live.durable.StateDirBusy` when another hub holds that state dir.
+    ``trace`` reports every run :meth:`spawn` starts to OpenTelemetry (spans and metrics, the
+    ``otel`` extra; see :mod:`~fenwire_fast.live.tracing`): ``True``, a
+    :class:`~fenwire_fast.live.tracing.Telemetry` (its own providers), ``False``, or ``None`` (on
+    when ``FENWIRE_OTEL=1``); :attr:`telemetry` is what it resolved to.
 
     ``child.status`` is the status after the whole read that brought an event, not at that event."""
 
@@ -84,7 +90,10 @@ class Hub:
         max_sleep: float = 0.03,
         stall_timeout: float | None = None,
         state_dir: str | os.PathLike[str] | None = None,
+        trace: bool | Telemetry | None = None,
     ) -> None:
+        #: where the runs are traced (``None``: not traced)
+        self.telemetry = resolve_trace(trace)
         self.children: list[LiveChild] = []
         #: the state dir of a durable hub (``None``: not durable)
         self.state = StateDir(state_dir) if state_dir is not None else None
@@ -151,6 +160,7 @@ class Hub:
             kwargs.setdefault("stall_timeout", self.stall_timeout)
         if self.state is not None:
             kwargs["state"] = self.state
+        kwargs.setdefault("trace", self.telemetry if self.telemetry is not None else False)
         return self.add(spawn(prompt, run=run, **kwargs))
 
     @property
@@ -190,6 +200,8 @@ class Hub:
                 fast = child.channel.poll_hot()
                 if fast is not None:
                     if fast:
+                        if child.trace is not None:
+                            child.trace.observe(fast, child)
                         child.messages += len(fast)
                         child.last_event = monotonic()  # progress, for the watchdog
                         again.setdefault(child, False)  # it brought bytes: read it again next round

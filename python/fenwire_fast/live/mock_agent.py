@@ -17,7 +17,9 @@ A turn of ``steps`` steps (one step for the tool-free finalize turn). Each step:
 5. on every step but the last, ``tools`` tool calls, each followed by its ``tool-result`` whose
    text is ``tool_result_bytes`` bytes.
 
-The first event of a turn is ``user`` with the turn's input text.
+The first event of a turn is ``user`` with the turn's input text. In a traced run (the child got
+``TRACEPARENT``, see ``ctx.traceparent``), the first turn opens with an ``info`` event before it,
+whose summary is ``mock traceparent: `` and the traceparent (:func:`reported_traceparent`).
 
 Failure modes, counted in steps across the whole run (1-based; 0 = never): ``fail_step`` raises
 in that step, ``hang_step`` hangs that step's first tool (``hang="yield"`` keeps yielding
@@ -67,9 +69,14 @@ __all__ = [
     "MOCK_ENV",
     "GATE_POLL",
     "gate_label",
+    "TRACEPARENT_REPORT",
+    "reported_traceparent",
 ]
 
 MOCK_ENV = "FENWIRE_MOCK"
+#: the summary of the ``info`` event the mock opens a traced run's first turn with, before the
+#: traceparent it got (``ctx.traceparent``)
+TRACEPARENT_REPORT = "mock traceparent: "
 _PATTERN = "fen wire ünïcödé 日本語 "
 
 
@@ -328,6 +335,9 @@ class MockAgent:
         return self._turn(request, ctx)
 
     def _turn(self, request: TurnInput, ctx: TurnContext) -> TurnGenerator:
+        traceparent = getattr(ctx, "traceparent", None)
+        if request.turn == 1 and traceparent is not None:
+            yield {"type": "info", "summary": TRACEPARENT_REPORT + str(traceparent)}
         try:
             result = yield from self._steps(request, ctx)
         except TurnInterrupted:
@@ -578,6 +588,20 @@ def _turn_kinds(events: Sequence[Mapping[str, Any]], controls: Mapping[int, Any]
     return kinds
 
 
+def _traced(event: Mapping[str, Any]) -> bool:
+    return reported_traceparent([event]) is not None
+
+
+def reported_traceparent(events: Iterable[Mapping[str, Any]]) -> str | None:
+    """The traceparent the mock reported among ``events`` (its first ``info`` saying
+    :data:`TRACEPARENT_REPORT`), or ``None``."""
+    for event in events:
+        summary = event.get("summary")
+        if event.get("type") == "info" and isinstance(summary, str) and summary.startswith(TRACEPARENT_REPORT):
+            return summary[len(TRACEPARENT_REPORT) :]
+    return None
+
+
 def check_transcript(
     config: MockConfig,
     events: Sequence[Mapping[str, Any]],
@@ -600,7 +624,7 @@ def check_transcript(
     ``cancelled`` tool result per tool call the prefix left open; ``turn-complete`` carries the
     stop reason and the usage of the ``llm-end`` events the turn sent. The mock's gate
     announcements are part of the script; the child's own ``info`` (the dropped input it lists in
-    ``refs``) may come anywhere."""
+    ``refs``) and the mock's traceparent report may come anywhere."""
     if not events:
         return ["no events"]
     problems: list[str] = []
@@ -650,7 +674,7 @@ def check_transcript(
             want = _wire_event({"type": "agent-started", "provider": "mock", "model": "mock-1"})
             if _strip(event) != want:
                 problems.append(f"agent-started is {_strip(event)!r}, expected {want!r}")
-        elif etype in ("ready", "result", "exit") or etype in _CHILD_MADE or _dropped_input(event):
+        elif etype in ("ready", "result", "exit") or etype in _CHILD_MADE or _dropped_input(event) or _traced(event):
             continue
         elif body is None:
             problems.append(f"{etype} outside a turn")

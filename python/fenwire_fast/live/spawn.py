@@ -38,12 +38,14 @@ from typing import TYPE_CHECKING, Any
 from . import orphans
 from .channel import Channel, PollError
 from .group import ProcessGroup
+from .telemetry import resolve as resolve_trace
 from .watchdog import StallWatchdog
 
 if TYPE_CHECKING:
     from .. import ScanBatch
     from .adopt import DurableRun
     from .durable import StateDir
+    from .tracing import RunTrace, Telemetry
 
 __all__ = ["spawn", "LiveChild", "child_command", "DEFAULT_GRACE", "DEFAULT_TERM_GRACE"]
 
@@ -129,6 +131,8 @@ class LiveChild(StallWatchdog):
         #: the ``seq`` of the last event handed to the consumer (kept by a durable hub: what
         #: :meth:`~fenwire_fast.live.hub.Hub.commit` records)
         self.delivered_seq = durable.manifest.committed_seq if durable is not None else 0
+        #: the run's OpenTelemetry spans and counts when it is traced (``spawn(trace=...)``), else ``None``
+        self.trace: RunTrace | None = None
 
     @property
     def pid(self) -> int:
@@ -153,6 +157,8 @@ class LiveChild(StallWatchdog):
     def send(self, type_: str, payload: dict[str, Any] | None = None) -> int:
         """Send a control (see :meth:`Channel.send`); ``cancel`` arms the kill backstop."""
         seq = self.channel.send(type_, payload)
+        if self.trace is not None:
+            self.trace.control(seq, type_)
         if type_ == "cancel":
             self.cancel_sent = True
             self._arm(self.grace, "cancel")
@@ -194,6 +200,11 @@ class LiveChild(StallWatchdog):
                 self._time_stall()
         if reap or channel.exit is not None or channel.error is not None or self.process.returncode is not None:
             self._supervise(messages, errors, reap)
+        if self.trace is not None:
+            if messages:
+                self.trace.observe(messages, self)
+            if self._finished:
+                self.trace.finish(self)
         return messages, errors
 
     def poll_raw(self, *, woken: bool = False, reap: bool = True) -> tuple[list[ScanBatch], list[PollError]]:
@@ -208,6 +219,11 @@ class LiveChild(StallWatchdog):
                 self._time_stall()
         if reap or channel.exit is not None or channel.error is not None or self.process.returncode is not None:
             self._supervise(batches, errors, reap)
+        if self.trace is not None:
+            for batch in batches:
+                self.trace.observe_raw(batch, self)
+            if self._finished:
+                self.trace.finish(self)
         return batches, errors
 
     def next_timer(self) -> float | None:
@@ -401,6 +417,8 @@ class LiveChild(StallWatchdog):
             self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
+        if self.trace is not None:
+            self.trace.finish(self, None if self._finished else "the run was killed before it finished")
         self._release()
         self.detach()
         if self.owns_directory:
@@ -409,6 +427,8 @@ class LiveChild(StallWatchdog):
     def detach(self) -> None:
         """Let go of the child without stopping it: close the files (and an adopted child's pidfd).
         A durable run is then taken up again with ``Hub.attach``."""
+        if self.trace is not None:
+            self.trace.finish(self, None if self._finished else "the parent let go of the run")
         self.channel.close()
         close = getattr(self.process, "close", None)
         if close is not None:
@@ -482,6 +502,7 @@ def spawn(
     acp_permissions: str = "deny",
     acp_grace: float = 5.0,
     acp_init_timeout: float = 30.0,
+    trace: bool | Telemetry | None = None,
 ) -> LiveChild:
     """Start a live child and return it (see the module docstring).
 
@@ -511,7 +532,15 @@ def spawn(
     ``state`` (a durable hub's state dir, see ``Hub(state_dir=...)``) makes the run **durable**:
     its private directory goes under the state dir, next to a manifest written before the process
     starts and again once it exists, and the child outlives its parent (no lifeline, no keeper)
-    until its deadline or until it is told to stop."""
+    until its deadline or until it is told to stop.
+
+    ``trace``: report the run to OpenTelemetry (the ``otel`` extra; see
+    :mod:`~fenwire_fast.live.tracing`): ``True`` (the global providers), a
+    :class:`~fenwire_fast.live.tracing.Telemetry`, ``False``, or ``None`` (the default: on when
+    ``FENWIRE_OTEL=1``). The run span's context goes to the child as ``TRACEPARENT`` (and
+    ``TRACESTATE``); a ``TRACEPARENT`` in ``env`` is the run span's parent. Raises
+    :class:`~fenwire_fast.live.telemetry.TracingUnavailable` for ``trace=True`` without the extra."""
+    telemetry = resolve_trace(trace)
     if stall_timeout is not None and not stall_timeout > 0:
         raise ValueError(f"stall_timeout must be a positive number of seconds, not {stall_timeout!r}")
     if acp is not None:
@@ -520,6 +549,18 @@ def spawn(
     if timeout is not None:
         deadline = time.time() + timeout
     record: DurableRun | None = None
+    run_trace: RunTrace | None = None
+    if telemetry is not None:
+        what = (
+            {"fenwire.run.acp": " ".join(acp)}
+            if acp is not None
+            else {"fenwire.run.agent": agent}
+            if agent is not None
+            else {"fenwire.run.command": " ".join(command)}
+            if command is not None
+            else {"fenwire.run.agent": "mock"}
+        )
+        run_trace = telemetry.start_run(run, what, env)
     if state is not None:
         if directory is not None:
             raise ValueError("a durable run's directory is in its state dir: directory cannot be given too")
@@ -566,6 +607,11 @@ def spawn(
         child_env["FEN_WIRE_CONTROL_PATH"] = control_path
         child_env["FEN_WIRE_EVENT_PATH"] = event_path
         child_env["FEN_WIRE_RUN_ID"] = run
+        if run_trace is not None:
+            child_env.pop("TRACESTATE", None)
+            child_env.update(run_trace.env)
+            if prompt is not None:
+                run_trace.control(1, "prompt")
         if deadline is not None:
             child_env["FEN_WIRE_DEADLINE"] = repr(float(deadline))
         else:
@@ -606,7 +652,9 @@ def spawn(
                 kept = orphans.keeper().keep(process.pid, term_grace)
             except OSError:  # no keeper (e.g. out of descriptors): the child still runs, unkept
                 pass
-    except BaseException:
+    except BaseException as exc:
+        if run_trace is not None:
+            run_trace.fail(exc)
         shutil.rmtree(base, ignore_errors=True)
         if record is not None:
             try:
@@ -614,7 +662,7 @@ def spawn(
             except OSError:
                 pass
         raise
-    return LiveChild(
+    child = LiveChild(
         run=run,
         directory=base,
         channel=channel,
@@ -628,3 +676,5 @@ def spawn(
         kept=kept,
         durable=record,
     )
+    child.trace = run_trace
+    return child

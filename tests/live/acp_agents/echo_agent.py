@@ -50,6 +50,10 @@ class EchoAgent:
         text = "".join(getattr(block, "text", "") for block in prompt)
         self.cancelled = asyncio.Event()
         await self.conn.session_update(session_id, acp.update_agent_thought_text("echoing"))
+        if isinstance(kwargs.get("traceparent"), str):  # the request's _meta, in a traced run
+            await self.conn.session_update(
+                session_id, acp.update_agent_thought_text("traceparent " + kwargs["traceparent"])
+            )
         if self.slow and not self.slowed:
             self.slowed = True
             while not self.cancelled.is_set():

@@ -39,7 +39,8 @@ class Presenter:
     """One live run: the agent, the two files and the run state.
 
     ``control_path`` / ``event_path`` and ``run`` as in the environment variables; ``deadline`` is
-    a Unix time or ``None``. :meth:`run_loop` drives the run to its end and returns the exit code."""
+    a Unix time or ``None``; ``traceparent`` the W3C trace context agents get as
+    ``ctx.traceparent`` (``TRACEPARENT``). :meth:`run_loop` drives the run to its end and returns the exit code."""
 
     def __init__(
         self,
@@ -52,6 +53,7 @@ class Presenter:
         busy_tick: float = BUSY_TICK,
         idle_tick: float = IDLE_TICK,
         stderr: Callable[[str], None] | None = None,
+        traceparent: str | None = None,
     ) -> None:
         self.agent = agent
         self.run = run
@@ -69,7 +71,7 @@ class Presenter:
         self._events = EventWriter(event_path, run, self._stderr)
         self._inputs = InputQueues()
         self._result = RunResult()
-        self.turns = TurnRunner(agent, run, self._events, self._inputs, self._result, self._stderr)
+        self.turns = TurnRunner(agent, run, self._events, self._inputs, self._result, self._stderr, traceparent)
         self._note: str | None = None
 
     # -- the loop -------------------------------------------------------------------------------

@@ -30,8 +30,10 @@ class TurnRunner:
         inputs: InputQueues,
         result: RunResult,
         stderr: Callable[[str], None],
+        traceparent: str | None = None,
     ) -> None:
         self.agent = agent
+        self.traceparent = traceparent
         self.run = run
         self.current: Turn | None = None
         self.count = 0
@@ -53,7 +55,9 @@ class TurnRunner:
         turn = Turn(number=self.count, request=request, items=iter(()))
         self.current = turn
         try:
-            turn.items = iter(self.agent.turn(request, PresenterTurnContext(self.run, turn, self.take_steering)))
+            turn.items = iter(
+                self.agent.turn(request, PresenterTurnContext(self.run, turn, self.take_steering, self.traceparent))
+            )
         except Exception as exc:  # noqa: BLE001
             turn.items = _raising(exc)
         self._events.emit("turn-started", {"turn": turn.number})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -11,7 +12,23 @@ from ...normalize import normalize
 from ..agent import TurnInput, TurnInterrupted, TurnResult, Wait
 from .result import add_usage
 
-__all__ = ["Turn", "TurnEnd", "PresenterTurnContext", "POST_INTERRUPT_ITEMS"]
+__all__ = ["Turn", "TurnEnd", "PresenterTurnContext", "POST_INTERRUPT_ITEMS", "trace_context"]
+
+_TRACEPARENT = re.compile(r"[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}")
+
+
+def trace_context(value: str | None) -> str | None:
+    """A W3C ``traceparent`` (``TRACEPARENT``) as agents get it: ``None`` when absent or not of
+    the form ``vv-<32 hex>-<16 hex>-ff`` (lower case; an all-zero trace or span id is no context)."""
+    if value is None:
+        return None
+    value = value.strip()
+    if not _TRACEPARENT.fullmatch(value) or value[0:2] == "ff":
+        return None
+    if value[3:35] == "0" * 32 or value[36:52] == "0" * 16:
+        return None
+    return value
+
 
 #: An interrupted turn that goes on yielding is cut off after this many more items.
 POST_INTERRUPT_ITEMS = 1000
@@ -134,14 +151,21 @@ class PresenterTurnContext:
     """The :class:`~fenwire_fast.live.agent.TurnContext` the presenter hands a turn: ``run`` and
     ``take_steering``, answered by the presenter for this turn."""
 
-    def __init__(self, run: str, turn: Turn, take_steering: Callable[[Turn], list[str]]) -> None:
+    def __init__(
+        self, run: str, turn: Turn, take_steering: Callable[[Turn], list[str]], traceparent: str | None = None
+    ) -> None:
         self._run = run
         self._turn = turn
         self._take = take_steering
+        self._traceparent = traceparent
 
     @property
     def run(self) -> str:
         return self._run
+
+    @property
+    def traceparent(self) -> str | None:
+        return self._traceparent
 
     def take_steering(self) -> list[str]:
         return self._take(self._turn)

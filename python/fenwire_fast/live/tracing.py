@@ -1,0 +1,472 @@
+"""OpenTelemetry traces and metrics of live runs (the ``otel`` extra).
+
+The only module of the package that imports ``opentelemetry``. It is loaded when tracing is asked
+for (``Hub(trace=True)``, ``spawn(..., trace=True)`` or ``FENWIRE_OTEL=1``, see
+:mod:`~fenwire_fast.live.telemetry`) and uses the global tracer and meter providers unless a
+:class:`Telemetry` is given its own.
+
+A :class:`RunTrace` per run builds the spans from the events the parent reads anyway, with no I/O
+of its own:
+
+- ``fenwire.run``, from the spawn to the end of the run (or the parent letting go of it), its
+  context handed to the child as ``TRACEPARENT`` / ``TRACESTATE``;
+- ``fenwire.turn``, from ``turn-started`` to ``turn-complete``;
+- ``fenwire.llm`` (``llm-start`` to ``llm-end``) and ``fenwire.tool`` (``tool-call`` to its
+  ``tool-result``), children of their turn;
+- span events on the run span for each control sent (``fenwire.control``) and each ack
+  (``fenwire.control.ack``).
+
+Every batch of events is counted by type at C speed (a ``set`` of its types; a ``Counter`` when
+there are several); only a batch holding a type that opens or closes a span or acknowledges a
+control is walked event by event.
+The counts go to the meters when the run ends and before that at most once a second (the clock
+is looked at every 16th batch). Everything a child
+wrote is checked and bounded before it becomes an attribute, and nothing here raises into the
+parent: a failure is swallowed and tracing of that run stops.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import metrics, trace
+from opentelemetry.trace import Span, Status, StatusCode
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+from .. import EVENT_TYPE_ORDER, decode, utf8_prefix
+
+if TYPE_CHECKING:
+    from .. import ScanBatch
+    from .spawn import LiveChild
+
+__all__ = [
+    "Telemetry",
+    "RunTrace",
+    "current_traceparent",
+    "SPAN_TYPES",
+    "MAX_TEXT",
+    "MAX_OPEN_TOOLS",
+    "FLUSH_INTERVAL",
+    "FLUSH_EVERY",
+]
+
+#: event types that open or close a span or become a span event; a batch without any is not walked
+SPAN_TYPES = frozenset(
+    {"turn-started", "turn-complete", "llm-start", "llm-end", "tool-call", "tool-result", "control-ack", "exit"}
+)
+_SPAN_CODES = frozenset(i for i, name in enumerate(EVENT_TYPE_ORDER) if name in SPAN_TYPES)
+#: UTF-8 bytes kept of a string a child wrote, as an attribute
+MAX_TEXT = 256
+#: tool spans open at once in a run (a child that never answers its calls cannot grow this)
+MAX_OPEN_TOOLS = 256
+#: usage fields kept as attributes, per span
+MAX_USAGE_FIELDS = 16
+#: seconds between two additions of a running run's counts to the meters
+FLUSH_INTERVAL = 1.0
+#: batches between two looks at the clock for that
+FLUSH_EVERY = 16
+_ERROR_STATUSES = frozenset({"failed", "timed-out"})
+_STATUSES = frozenset({"starting", "ready", "running", "finalizing", "done", "cancelled", "failed", "timed-out"})
+_PROPAGATOR = TraceContextTextMapPropagator()
+_type_of = itemgetter("type")
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return str(__version__)
+
+
+def _text(value: object) -> str | None:
+    """A string a child wrote, cut to :data:`MAX_TEXT` bytes (``None``: not a string)."""
+    if type(value) is not str:
+        return None
+    return value if len(value) <= MAX_TEXT // 4 else utf8_prefix(value, MAX_TEXT)
+
+
+def _number(value: object) -> int | float | None:
+    """An int within 64 bits or a finite float (``None``: anything else, booleans included)."""
+    if type(value) is int:
+        return value if -(1 << 63) <= value < (1 << 63) else None
+    if type(value) is float:
+        return value if math.isfinite(value) else None
+    return None
+
+
+def _usage(prefix: str, usage: object) -> dict[str, int | float]:
+    """``usage``'s numeric fields as attributes ``<prefix>.<field>`` (at most 16, short names)."""
+    out: dict[str, int | float] = {}
+    if type(usage) is not dict:
+        return out
+    for key, value in usage.items():
+        if len(out) >= MAX_USAGE_FIELDS:
+            break
+        number = _number(value)
+        if number is None or type(key) is not str or not 0 < len(key) <= 64 or not key.isprintable():
+            continue
+        out[f"{prefix}.{key}"] = number
+    return out
+
+
+class Telemetry:
+    """The tracer and the meters runs report to.
+
+    ``Telemetry()`` uses the global providers (what the application installed with the
+    OpenTelemetry SDK; without an SDK every call does nothing). Give ``tracer_provider`` /
+    ``meter_provider`` to report elsewhere, e.g. ``Hub(trace=Telemetry(tracer_provider=tp))``.
+
+    Meters: ``fenwire.events`` (by ``fenwire.event.type``), ``fenwire.bytes``,
+    ``fenwire.rejections`` (by ``fenwire.rejection.code``), ``fenwire.runs`` (by
+    ``fenwire.run.status``), and the histograms ``fenwire.run.duration`` and
+    ``fenwire.turn.duration`` (seconds)."""
+
+    def __init__(self, tracer_provider: Any = None, meter_provider: Any = None) -> None:
+        version = _version()
+        self.tracer = trace.get_tracer("fenwire_fast", version, tracer_provider=tracer_provider)
+        meter = metrics.get_meter("fenwire_fast", version, meter_provider=meter_provider)
+        self.events = meter.create_counter("fenwire.events", unit="{event}", description="events received, by type")
+        self.bytes = meter.create_counter("fenwire.bytes", unit="By", description="bytes of event files read")
+        self.rejections = meter.create_counter(
+            "fenwire.rejections", unit="{line}", description="event lines rejected, by code"
+        )
+        self.runs = meter.create_counter("fenwire.runs", unit="{run}", description="runs ended, by final status")
+        self.run_duration = meter.create_histogram(
+            "fenwire.run.duration", unit="s", description="from the spawn to the end of a run"
+        )
+        self.turn_duration = meter.create_histogram(
+            "fenwire.turn.duration", unit="s", description="from turn-started to turn-complete, as read"
+        )
+
+    def start_run(self, run: str, what: Mapping[str, str], env: Mapping[str, str] | None = None) -> RunTrace | None:
+        """Begin a run's span (see :class:`RunTrace`); ``None`` when that fails (never raises).
+
+        ``what``: attributes saying what runs (``fenwire.run.command``, ``.agent`` or ``.acp``).
+        ``env``: the variables given to the child; a ``TRACEPARENT`` there is the run span's parent
+        (else the current span is)."""
+        try:
+            return RunTrace(self, run, what, env)
+        except Exception:  # noqa: BLE001 - tracing must never break a spawn
+            return None
+
+
+class RunTrace:
+    """One run's spans and its counts, fed by the parent's reads (see the module docstring).
+
+    :meth:`observe` / :meth:`observe_raw` take each delivered batch, :meth:`control` each control
+    sent, :meth:`finish` the end of the run. :attr:`env` is ``TRACEPARENT`` (and ``TRACESTATE``) for
+    the child. Nothing here raises: a failure ends this run's tracing (:attr:`broken` says why)."""
+
+    def __init__(self, telemetry: Telemetry, run: str, what: Mapping[str, str], env: Mapping[str, str] | None) -> None:
+        self.telemetry = telemetry
+        self.broken: str | None = None
+        self.started = time.monotonic()
+        parent = None
+        if env and env.get("TRACEPARENT"):
+            given = {"traceparent": env["TRACEPARENT"]}
+            if env.get("TRACESTATE"):
+                given["tracestate"] = env["TRACESTATE"]
+            parent = _PROPAGATOR.extract(given)
+        attributes: dict[str, Any] = {"fenwire.run.id": _text(run) or ""}
+        attributes.update({k: _text(v) or "" for k, v in what.items()})
+        self.span: Span = telemetry.tracer.start_span("fenwire.run", context=parent, attributes=attributes)
+        carrier: dict[str, str] = {}
+        _PROPAGATOR.inject(carrier, context=trace.set_span_in_context(self.span))
+        #: the child's ``TRACEPARENT`` / ``TRACESTATE``
+        self.env = {name.upper(): value for name, value in carrier.items()}
+        self.turns = 0
+        self._turn: Span | None = None
+        self._turn_started = 0.0
+        self._turn_context: Any = None
+        self._llm: Span | None = None
+        self._tools: dict[Any, tuple[Span, str | None]] = {}
+        self._counts: Counter[str] = Counter()
+        self._code_counts: Counter[int] = Counter()
+        self._flushed_at = self.started
+        self._bytes_flushed = 0
+        self._errors_flushed = 0
+        self._done = False
+        self._off = False  # done, or broken: no more events are looked at
+        self._batches = 0
+
+    @property
+    def traceparent(self) -> str | None:
+        """The W3C ``traceparent`` the child gets."""
+        return self.env.get("TRACEPARENT")
+
+    # -- feeding --------------------------------------------------------------------------------
+
+    def observe(self, messages: Sequence[dict[str, Any]], child: LiveChild | None = None) -> None:
+        """A batch of delivered events: count them; walk it only when it has a span's event."""
+        if self._off:
+            return
+        try:
+            types = set(map(_type_of, messages))  # a set costs a third of a Counter per event
+            if len(types) == 1:  # the common batch: deltas only
+                only = types.pop()
+                self._counts[only] += len(messages)
+                walk = only in SPAN_TYPES
+            else:
+                self._counts.update(map(_type_of, messages))
+                walk = not SPAN_TYPES.isdisjoint(types)
+            if walk:
+                for message in messages:
+                    if message["type"] in SPAN_TYPES:
+                        self._on(message)
+            self._batches += 1
+            if not self._batches % FLUSH_EVERY and child is not None:
+                self._maybe_flush(child)
+        except Exception as exc:  # noqa: BLE001 - never raise in the parent
+            self._break(exc)
+
+    def observe_raw(self, batch: ScanBatch, child: LiveChild | None = None) -> None:
+        """:meth:`observe` for a raw batch: types counted from its column, only span lines decoded."""
+        if self._off:
+            return
+        try:
+            types = batch.types
+            codes = Counter(types)
+            self._code_counts.update(codes)
+            if not _SPAN_CODES.isdisjoint(codes):
+                for i, code in enumerate(types):
+                    if code in _SPAN_CODES:
+                        message, _ = decode(batch.line(i), "event")
+                        if message is not None:
+                            self._on(message)
+            self._batches += 1
+            if not self._batches % FLUSH_EVERY and child is not None:
+                self._maybe_flush(child)
+        except Exception as exc:  # noqa: BLE001 - never raise in the parent
+            self._break(exc)
+
+    def _maybe_flush(self, child: LiveChild) -> None:
+        if time.monotonic() - self._flushed_at >= FLUSH_INTERVAL:
+            self._flush(child)
+
+    def control(self, seq: int, type_: str) -> None:
+        """A control was sent: a ``fenwire.control`` event on the run span."""
+        if self._done or self.broken is not None:
+            return
+        try:
+            self.span.add_event("fenwire.control", {"fenwire.control.type": type_, "fenwire.control.seq": seq})
+        except Exception as exc:  # noqa: BLE001
+            self._break(exc)
+
+    def _on(self, msg: dict[str, Any]) -> None:
+        etype = msg["type"]
+        if etype == "llm-start":
+            self._end_llm("a new model call began first")
+            attributes: dict[str, Any] = {}
+            for field in ("provider", "model"):
+                text = _text(msg.get(field))
+                if text is not None:
+                    attributes[f"fenwire.llm.{field}"] = text
+            self._llm = self._child_span("fenwire.llm", attributes)
+        elif etype == "llm-end":
+            span, self._llm = self._llm, None
+            if span is not None:
+                span.set_attributes(self._ending(msg, "fenwire.llm"))
+                span.end()
+        elif etype == "tool-call":
+            if len(self._tools) >= MAX_OPEN_TOOLS:
+                return
+            attributes = {}
+            name = _text(msg.get("name"))
+            if name is not None:
+                attributes["fenwire.tool.name"] = name
+            call_id = _text(msg.get("id"))
+            if call_id is not None:
+                attributes["fenwire.tool.id"] = call_id
+            key: Any = call_id if call_id is not None else ("unnamed", len(self._tools), time.monotonic())
+            old = self._tools.pop(key, None)
+            if old is not None:
+                self._end_error(old[0], "another tool call reused its id")
+            self._tools[key] = (self._child_span("fenwire.tool", attributes), name)
+        elif etype == "tool-result":
+            span = self._tool_for(msg)
+            if span is not None:
+                is_error = msg.get("is-error?") is True
+                span.set_attribute("fenwire.tool.is_error", is_error)
+                if is_error:
+                    span.set_status(Status(StatusCode.ERROR, _text(msg.get("result")) or "the tool reported an error"))
+                span.end()
+        elif etype == "turn-started":
+            self._end_turn("a new turn began first")
+            self.turns += 1
+            attributes = {}
+            number = _number(msg.get("turn"))
+            if number is not None:
+                attributes["fenwire.turn"] = number
+            self._turn = self.telemetry.tracer.start_span(
+                "fenwire.turn", context=trace.set_span_in_context(self.span), attributes=attributes
+            )
+            self._turn_context = trace.set_span_in_context(self._turn)
+            self._turn_started = time.monotonic()
+        elif etype == "turn-complete":
+            turn = self._turn
+            if turn is None:
+                return
+            self._end_calls("the turn ended first")
+            turn.set_attributes(self._ending(msg, "fenwire.turn"))
+            if msg.get("stop-reason") == "error":
+                turn.set_status(Status(StatusCode.ERROR, "the turn ended with an error"))
+            turn.end()
+            self.telemetry.turn_duration.record(time.monotonic() - self._turn_started)
+            self._turn = self._turn_context = None
+        elif etype == "control-ack":
+            attributes = {}
+            for field, name in (("ref", "fenwire.control.seq"), ("status", "fenwire.control.status")):
+                value = _number(msg.get(field)) if field == "ref" else _text(msg.get(field))
+                if value is not None:
+                    attributes[name] = value
+            reason = _text(msg.get("reason"))
+            if reason is not None:
+                attributes["fenwire.control.reason"] = reason
+            self.span.add_event("fenwire.control.ack", attributes)
+
+    def _ending(self, msg: dict[str, Any], prefix: str) -> dict[str, Any]:
+        """The stop reason and usage of an ``llm-end`` / ``turn-complete`` as attributes."""
+        attributes: dict[str, Any] = _usage(f"{prefix}.usage", msg.get("usage"))
+        reason = _text(msg.get("stop-reason"))
+        if reason is not None:
+            attributes[f"{prefix}.stop_reason"] = reason
+        return attributes
+
+    def _child_span(self, name: str, attributes: dict[str, Any]) -> Span:
+        parent = self._turn_context if self._turn_context is not None else trace.set_span_in_context(self.span)
+        return self.telemetry.tracer.start_span(name, context=parent, attributes=attributes)
+
+    def _tool_for(self, msg: dict[str, Any]) -> Span | None:
+        call_id = msg.get("tool-call-id")
+        if type(call_id) is str:
+            found = self._tools.pop(_text(call_id), None)
+            if found is not None:
+                return found[0]
+        name = _text(msg.get("name"))
+        for key, (span, call_name) in self._tools.items():  # no id: the oldest open call of that name
+            if not isinstance(key, str) and call_name == name:
+                del self._tools[key]
+                return span
+        return None
+
+    # -- ending ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def _end_error(span: Span, why: str) -> None:
+        span.set_status(Status(StatusCode.ERROR, why))
+        span.end()
+
+    def _end_llm(self, why: str) -> None:
+        if self._llm is not None:
+            span, self._llm = self._llm, None
+            self._end_error(span, why)
+
+    def _end_calls(self, why: str) -> None:
+        self._end_llm(why)
+        tools, self._tools = self._tools, {}
+        for span, _ in tools.values():
+            self._end_error(span, why)
+
+    def _end_turn(self, why: str) -> None:
+        self._end_calls(why)
+        if self._turn is not None:
+            turn, self._turn, self._turn_context = self._turn, None, None
+            self._end_error(turn, why)
+            self.telemetry.turn_duration.record(time.monotonic() - self._turn_started)
+
+    def _flush(self, child: LiveChild) -> None:
+        """Add the counts since the last flush to the meters."""
+        self._flushed_at = time.monotonic()
+        tel = self.telemetry
+        counts = self._counts
+        if self._code_counts:
+            for code, n in self._code_counts.items():
+                counts[EVENT_TYPE_ORDER[code] if code < len(EVENT_TYPE_ORDER) else "unknown"] += n
+            self._code_counts = Counter()
+        for etype, n in counts.items():
+            tel.events.add(n, {"fenwire.event.type": etype})
+        self._counts = Counter()
+        channel = child.channel
+        offset = channel.offset
+        if offset > self._bytes_flushed:
+            tel.bytes.add(offset - self._bytes_flushed)
+            self._bytes_flushed = offset
+        errors = channel.errors
+        if len(errors) > self._errors_flushed:
+            codes = Counter(
+                e.rejection.code if e.rejection is not None else "foreign-run"
+                for e in errors[self._errors_flushed :]
+                if e.rejection is not None or e.error.startswith("event for foreign run")
+            )
+            for reason, n in codes.items():
+                tel.rejections.add(n, {"fenwire.rejection.code": reason})
+            self._errors_flushed = len(errors)
+
+    def finish(self, child: LiveChild, why: str | None = None) -> None:
+        """The run ended (``why``: it ended otherwise, e.g. the parent let go of it): end every span
+        still open with an error, set the run's attributes and status, add its counts."""
+        if self._done:
+            return
+        self._done = self._off = True
+        try:
+            status = child.status
+            status = status if status in _STATUSES else "unknown"
+            finished = child.finished
+            reason = why or (None if finished else "the parent stopped following the run")
+            self._end_turn(f"the run ended first ({status})")
+            if self.broken is None:
+                self._flush(child)
+            channel = child.channel
+            attributes: dict[str, Any] = {
+                "fenwire.run.status": status,
+                "fenwire.run.events": channel.events,
+                "fenwire.run.bytes": channel.offset,
+                "fenwire.run.rejections": sum(1 for e in channel.errors if e.rejection is not None),
+                "fenwire.run.turns": self.turns,
+            }
+            if self.broken is not None:
+                attributes["fenwire.trace.broken"] = self.broken
+            self.span.set_attributes(attributes)
+            if status in _ERROR_STATUSES or reason is not None and status not in ("done", "cancelled"):
+                error = reason or child.error or status
+                self.span.set_status(Status(StatusCode.ERROR, utf8_prefix(error.split("\n", 1)[0], MAX_TEXT)))
+            tel = self.telemetry
+            tel.runs.add(1, {"fenwire.run.status": status})
+            tel.run_duration.record(time.monotonic() - self.started, {"fenwire.run.status": status})
+        except Exception as exc:  # noqa: BLE001
+            self._break(exc)
+        finally:
+            try:
+                self.span.end()
+            except Exception:  # noqa: BLE001
+                pass
+
+    def fail(self, exc: BaseException) -> None:
+        """The spawn failed before a child ran: end the run span with the error."""
+        if self._done:
+            return
+        self._done = self._off = True
+        try:
+            self.span.set_status(Status(StatusCode.ERROR, utf8_prefix(f"spawn failed: {exc}", MAX_TEXT)))
+            self.span.end()
+        except Exception:  # noqa: BLE001
+            pass
+
+    def _break(self, exc: BaseException) -> None:
+        """Something went wrong in here: stop tracing this run's events, keep the run span."""
+        self._off = True
+        if self.broken is None:
+            self.broken = utf8_prefix(f"{type(exc).__name__}: {exc}", MAX_TEXT)
+
+
+def current_traceparent() -> dict[str, str]:
+    """``TRACEPARENT`` / ``TRACESTATE`` of the current span (empty when there is none): what a
+    process that starts runs elsewhere (a fleet's driver) hands on."""
+    carrier: dict[str, str] = {}
+    _PROPAGATOR.inject(carrier, context=otel_context.get_current())
+    return {name.upper(): value for name, value in carrier.items()}
