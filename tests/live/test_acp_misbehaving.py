@@ -171,7 +171,10 @@ def test_a_deadline_during_initialize_ends_the_run_timed_out_with_its_exit_line(
     """An agent that never answers ``initialize``, with a run deadline well inside the init timeout:
     the child itself ends the run ``timed-out`` at the deadline (an ``exit`` line of its own), rather
     than waiting out the init timeout and leaving the parent's kill backstop to end it unexplained."""
-    deadline = 2.0
+    # counted from the spawn: the child's start and its import of the ACP SDK come out of it first,
+    # and a loaded 2-core machine took over 2 s for that (the agent was killed before it could write
+    # its pid); 6 s leaves that start room several times over
+    deadline = 6.0
     run = spawn_run(
         "deadline-in-init",
         agent_command("bad_agent.py", "--mode", "no-init"),
