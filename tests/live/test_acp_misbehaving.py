@@ -130,9 +130,18 @@ def test_the_init_timeout_is_kept(runs: dict[str, Run], mode: str) -> None:
     assert f"within {INIT_TIMEOUT}" in (run.child.error or ""), run.describe()
 
 
-def test_an_agent_that_dies_at_start_says_so(runs: dict[str, Run]) -> None:
-    run = runs["exit-at-start"]
-    assert "2" in (run.child.error or ""), f"the exit code is not in the error\n{run.describe()}"
+@pytest.mark.parametrize(
+    ("mode", "code", "said"),
+    [("exit-at-start", 2, scripted.BAD_START_STDERR), ("exit-mid-turn", 3, scripted.BAD_MID_TURN_STDERR)],
+)
+def test_an_agent_that_dies_says_its_code_and_last_stderr_line(
+    runs: dict[str, Run], mode: str, code: int, said: str
+) -> None:
+    run = runs[mode]
+    error = run.child.error or ""
+    assert f"ACP agent exited with code {code} " in error, run.describe()
+    assert error.endswith(f": {said}"), f"the agent's last stderr line does not end the error\n{run.describe()}"
+    assert said in run.log, f"the agent's stderr is not in the run's log\n{run.describe()}"
 
 
 def test_a_missing_agent_command_fails_the_run_cleanly(runs: dict[str, Run]) -> None:

@@ -17,6 +17,8 @@ the child however the child dies), talks ACP to it with the ``agent-client-proto
   an :class:`~fenwire_fast.live.agent.AgentFailure` whose message starts with ``ACP agent``;
 - the agent's stdout is read through a line framer with a 1 MiB cap: lines that are not JSON-RPC,
   or too long, are skipped and reported as ``info``;
+- the agent's stderr goes on to the child's stderr (the run's log), and its last line, bounded,
+  ends the error of a run the agent failed by exiting, closing its stdout or not answering in time;
 - ``close()``: close the agent's stdin, give it a moment, kill its group.
 
 This module and ``acp_client`` are the only ones that import the SDK.
@@ -44,6 +46,7 @@ from . import orphans
 from .acp_client import PERMISSIONS, BridgeClient, Item, StdoutFramer, new_marker
 from .acp_map import ToolCalls, TurnMapper, map_stop_reason
 from .agent import AgentFailure, TurnContext, TurnInput, TurnInterrupted, TurnResult, Wait
+from .stderr_tail import StderrTail
 
 __all__ = ["bridge", "AcpBridge", "FINALIZE_PREFIX", "DEFAULT_GRACE", "DEFAULT_INIT_TIMEOUT"]
 
@@ -130,6 +133,7 @@ class AcpBridge:
         self._exited_at: float | None = None
         self._closed = False
         self._start_bound = f"within {init_timeout} s"  # how a start() that ran out of time reads
+        self._stderr: StderrTail | None = None
 
     # -- the process and the loop ----------------------------------------------------------------
 
@@ -140,6 +144,7 @@ class AcpBridge:
                 self.command,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 env=env,
                 close_fds=True,
                 start_new_session=True,
@@ -147,6 +152,8 @@ class AcpBridge:
         except OSError as exc:
             raise AgentFailure(f"ACP agent could not be started: {exc.strerror or exc}: {self.command[0]}") from None
         self.process = process
+        assert process.stderr is not None
+        self._stderr = StderrTail(process.stderr)
         try:
             self._kept = orphans.keeper().keep(process.pid, 1.0)
         except OSError:
@@ -193,7 +200,7 @@ class AcpBridge:
         except concurrent.futures.TimeoutError:
             future.cancel()
             self._kill()
-            raise AgentFailure(f"ACP agent did not answer {name} {self._start_bound}") from None
+            raise AgentFailure(f"ACP agent did not answer {name} {self._start_bound}{self._said()}") from None
         except RequestError as exc:
             self._kill()
             raise AgentFailure(f"ACP agent answered {name} with error {exc.code}: {exc}") from None
@@ -215,8 +222,15 @@ class AcpBridge:
             reason = f"ACP agent closed its stdout {when}"
         else:
             reason = f"ACP agent {_exit_text(code)} {when}"
+        reason += self._said()
         self._dead = self._dead or reason
         return reason
+
+    def _said(self) -> str:
+        """``": <the agent's last stderr line>"``, or nothing when it wrote none."""
+        tail = self._stderr
+        last = tail.last_line() if tail is not None else ""
+        return f": {last}" if last else ""
 
     def _kill(self) -> None:
         """SIGKILL the agent's process group (whatever of it still runs)."""
@@ -401,6 +415,8 @@ class AcpBridge:
                 pass
             if self._kept:
                 orphans.release(process.pid)
+        if self._stderr is not None:
+            self._stderr.join(1.0)
         if loop is not None:
             if self._conn is not None:
                 try:

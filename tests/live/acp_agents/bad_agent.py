@@ -5,7 +5,7 @@
 - ``no-init``: never answers ``initialize``;
 - ``no-session``: answers ``initialize`` but never ``session/new``;
 - ``exit-at-start``: says why on stderr and exits with code 2 before speaking ACP;
-- ``exit-mid-turn``: sends one message chunk of a prompt, then exits with code 3;
+- ``exit-mid-turn``: sends one message chunk of a prompt, says why on stderr, then exits with code 3;
 - ``garbage``: writes a line that is not JSON between two message chunks, then works normally;
 - ``long-line``: writes a 2 MiB line (a well-formed message chunk notification, too long for the
   bridge's 1 MiB line cap) between two message chunks, then works normally;
@@ -29,7 +29,16 @@ from typing import Any
 import acp
 from acp import InitializeResponse, NewSessionResponse, PromptResponse
 from kit import ScriptedAgent, run
-from scripted import BAD_BANNER, BAD_GARBAGE_LINE, BAD_LONG_LINE_BYTES, BAD_MESSAGE, BAD_UNKNOWN_SESSION, SESSION
+from scripted import (
+    BAD_BANNER,
+    BAD_GARBAGE_LINE,
+    BAD_LONG_LINE_BYTES,
+    BAD_MESSAGE,
+    BAD_MID_TURN_STDERR,
+    BAD_START_STDERR,
+    BAD_UNKNOWN_SESSION,
+    SESSION,
+)
 
 MODES = ("no-init", "no-session", "exit-at-start", "exit-mid-turn", "garbage", "long-line", "unknown-session", "banner")
 
@@ -41,7 +50,7 @@ class BadAgent(ScriptedAgent):
         if self.args.mode == "no-init":
             await asyncio.Event().wait()  # forever
         if self.args.mode == "exit-at-start":
-            print("bad-agent: no API key configured", file=sys.stderr, flush=True)
+            print(BAD_START_STDERR, file=sys.stderr, flush=True)
             os._exit(2)
         if self.args.mode == "banner":
             await self.raw(BAD_BANNER.encode() + b"\n")
@@ -56,6 +65,7 @@ class BadAgent(ScriptedAgent):
         mode = self.args.mode
         await self.say(BAD_MESSAGE[0])
         if mode == "exit-mid-turn":
+            print(f"bad-agent: working\n{BAD_MID_TURN_STDERR}\n\n", file=sys.stderr, flush=True)
             os._exit(3)
         elif mode == "garbage":
             await self.raw(BAD_GARBAGE_LINE.encode() + b"\n")

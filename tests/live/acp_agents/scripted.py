@@ -88,6 +88,9 @@ def permission_text(allowed: bool, option: str | None) -> str:
 #: bad_agent: the message it streams when it works normally (the misbehaviour comes between)
 BAD_MESSAGE = ["bad agent ", "still works"]
 BAD_UNKNOWN_SESSION = "no-such-session"
+#: what bad_agent says on stderr before it exits (exit-at-start, exit-mid-turn)
+BAD_START_STDERR = "bad-agent: no API key configured"
+BAD_MID_TURN_STDERR = "bad-agent: lost its model \u2014 connection reset"
 BAD_GARBAGE_LINE = "this is not JSON-RPC {"
 BAD_BANNER = "Welcome to bad-agent 1.0 (stdout banner)"
 BAD_LONG_LINE_BYTES = 2 * 1024 * 1024
