@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import importlib
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -105,6 +107,18 @@ def native() -> ModuleType:
 
 
 REJECTION_FIELDS = ("code", "reason", "fatal", "seq", "type", "run", "errors")
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m fenwire_fast.cli ARGS`` in a subprocess (this environment, so this backend), its
+    output captured as text, bounded at 60 s."""
+    return subprocess.run(
+        [sys.executable, "-m", "fenwire_fast.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=os.environ.copy(),
+    )
 
 
 def strict(value: Any) -> tuple[Any, ...]:

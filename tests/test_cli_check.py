@@ -13,6 +13,7 @@ import fenwire_fast as fw
 import fenwire_fast.check as check_module
 import orjson
 import pytest
+from conftest import run_cli
 from fenwire_fast.cli import check_file
 from fenwire_fast.text import printable
 from hypothesis import given, settings
@@ -20,22 +21,12 @@ from hypothesis import strategies as st
 from test_properties import stream_lines
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "fenwire_fast.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=os.environ.copy(),
-    )
-
-
 def line(seq: int, type_: str = "ready", **payload: object) -> bytes:
     return orjson.dumps(fw.message(type_, "r", seq, payload))
 
 
 def test_version_names_the_backend() -> None:
-    proc = run("--version")
+    proc = run_cli("--version")
     assert proc.returncode == 0
     assert fw.__version__ in proc.stdout
     assert f"({fw.IMPLEMENTATION} backend)" in proc.stdout
@@ -44,7 +35,7 @@ def test_version_names_the_backend() -> None:
 def test_valid_file_passes(tmp_path: Path) -> None:
     path = tmp_path / "ok.jsonl"
     path.write_bytes(b"\n".join(line(i, "turn-started", turn=i) for i in range(1, 101)) + b"\n")
-    proc = run("check", str(path), "--direction", "event")
+    proc = run_cli("check", str(path), "--direction", "event")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == f"{path}: 100 lines, 0 rejected"
     assert proc.stderr == ""
@@ -63,7 +54,7 @@ def test_rejections_are_reported_with_line_numbers(tmp_path: Path) -> None:
         + b"\n"
         + line(3)  # a final line without a newline is checked too
     )
-    proc = run("check", str(path))
+    proc = run_cli("check", str(path))
     assert proc.returncode == 1
     out = proc.stdout.splitlines()
     assert out[0] == f"{path}:2: malformed: line is not valid JSON"
@@ -76,15 +67,15 @@ def test_rejections_are_reported_with_line_numbers(tmp_path: Path) -> None:
 def test_control_direction(tmp_path: Path) -> None:
     path = tmp_path / "controls.jsonl"
     path.write_bytes(line(1, "prompt", text="hi") + b"\n" + line(2, "cancel") + b"\n")
-    assert run("check", str(path), "--direction", "control").returncode == 0
-    assert run("check", str(path), "--direction", "event").returncode == 1
+    assert run_cli("check", str(path), "--direction", "control").returncode == 0
+    assert run_cli("check", str(path), "--direction", "event").returncode == 1
 
 
 def test_the_direction_is_guessed_and_said_when_not_given(tmp_path: Path) -> None:
     path = tmp_path / "controls.jsonl"
     # the first line is valid in neither direction; the second says which file this is
     path.write_bytes(b"not json\n" + line(1, "prompt", text="hi") + b"\n" + line(2, "cancel") + b"\n")
-    proc = run("check", str(path))
+    proc = run_cli("check", str(path))
     assert proc.returncode == 1  # the garbage line, only
     assert proc.stdout.splitlines() == [
         f"{path}:1: malformed: line is not valid JSON",
@@ -95,7 +86,7 @@ def test_the_direction_is_guessed_and_said_when_not_given(tmp_path: Path) -> Non
     )
     events = tmp_path / "events.jsonl"
     events.write_bytes(line(1, "ready") + b"\n")
-    proc = run("check", str(events))
+    proc = run_cli("check", str(events))
     assert proc.returncode == 0 and "as events" in proc.stderr
 
 
@@ -107,7 +98,7 @@ def test_no_line_telling_the_direction_is_said(tmp_path: Path, content: bytes | 
     else:
         path = str(tmp_path / "x.jsonl")
         Path(path).write_bytes(content)
-    proc = run("check", path)
+    proc = run_cli("check", path)
     assert proc.stderr == (
         f"fenwire check: no --direction given; no line of {path} tells the direction; "
         "checking it as events (the default)\n"
@@ -118,12 +109,12 @@ def test_no_line_telling_the_direction_is_said(tmp_path: Path, content: bytes | 
 
 @pytest.mark.parametrize("command", [["check", "/dev/null"], ["tail", "/dev/null", "--no-follow"], ["runs", "."]])
 def test_an_unknown_option_gets_the_commands_own_usage(command: list[str]) -> None:
-    proc = run(*command, "--bogus")
+    proc = run_cli(*command, "--bogus")
     assert proc.returncode == 2 and proc.stdout == ""
     name = command[0]
     assert proc.stderr.startswith(f"usage: fenwire {name} "), proc.stderr
     assert proc.stderr.rstrip().endswith(f"fenwire {name}: error: unrecognized arguments: --bogus")
-    top = run("--bogus")
+    top = run_cli("--bogus")
     assert top.returncode == 2
     assert (
         top.stderr.startswith("usage: fenwire [-h]") and "fenwire: error: unrecognized arguments: --bogus" in top.stderr
@@ -155,12 +146,12 @@ def test_standard_input_and_json_output(tmp_path: Path) -> None:
 def test_numbers_are_written_one_way(tmp_path: Path) -> None:
     path = tmp_path / "many.jsonl"
     path.write_bytes(b"x\n" * 1500)
-    proc = run("check", "-q", str(path), "--direction", "event")
+    proc = run_cli("check", "-q", str(path), "--direction", "event")
     assert proc.stdout.strip() == f"{path}: 1,500 lines, 1,500 rejected (malformed 1,500)"
 
 
 def test_help_documents_the_exit_statuses() -> None:
-    proc = run("check", "--help")
+    proc = run_cli("check", "--help")
     assert proc.returncode == 0
     text = " ".join(proc.stdout.split())
     assert (
@@ -172,13 +163,13 @@ def test_help_documents_the_exit_statuses() -> None:
 def test_quiet_prints_only_the_summary(tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_bytes(b"[]\n{}\n")
-    proc = run("check", "-q", str(path))
+    proc = run_cli("check", "-q", str(path))
     assert proc.returncode == 1
     assert proc.stdout.splitlines() == [f"{path}: 2 lines, 2 rejected (invalid 1, malformed 1)"]
 
 
 def test_missing_file_is_a_clear_error_not_a_traceback(tmp_path: Path) -> None:
-    proc = run("check", str(tmp_path / "nope.jsonl"))
+    proc = run_cli("check", str(tmp_path / "nope.jsonl"))
     assert proc.returncode == 3
     assert "cannot read" in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -249,7 +240,7 @@ def test_reasons_with_newlines_and_escapes_print_one_line_each(tmp_path: Path) -
     ]
     path = tmp_path / "evil.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
-    proc = run("check", str(path))
+    proc = run_cli("check", str(path))
     assert proc.returncode == 1
     out = proc.stdout.splitlines()
     assert len(out) == 4, proc.stdout  # three rejections and the summary

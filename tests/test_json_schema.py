@@ -12,21 +12,11 @@ import sys
 import fenwire_fast
 import jsonschema
 import pytest
-from conftest import TESTS
+from conftest import TESTS, run_cli
 from fenwire_fast import _json_schema
 from fenwire_fast._schema import EVENT_SCHEMAS, Schema
 
 ROOT = TESTS.parent
-
-
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "fenwire_fast.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=os.environ.copy(),
-    )
 
 
 def test_the_committed_schemas_are_current() -> None:
@@ -85,11 +75,11 @@ def test_json_schema_is_public_and_documented() -> None:
 
 def test_the_command_prints_the_pinned_schema() -> None:
     for direction in ("event", "control"):
-        proc = run("schema", "--direction", direction)
+        proc = run_cli("schema", "--direction", direction)
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout == (ROOT / "schema" / f"{direction}.schema.json").read_text()
         assert proc.stderr == ""
-    proc = run("schema")
+    proc = run_cli("schema")
     assert proc.returncode == 0, proc.stderr
     both = json.loads(proc.stdout)
     assert both["$defs"]["event"] == fenwire_fast.json_schema("event")
@@ -105,7 +95,7 @@ def test_the_command_prints_the_pinned_schema() -> None:
     ],
 )
 def test_misuse_is_one_line_of_error(args: list[str], message: str) -> None:
-    proc = run("schema", *args)
+    proc = run_cli("schema", *args)
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert "Traceback" not in proc.stderr
@@ -113,10 +103,10 @@ def test_misuse_is_one_line_of_error(args: list[str], message: str) -> None:
 
 
 def test_schema_is_in_the_help() -> None:
-    proc = run("--help")
+    proc = run_cli("--help")
     assert proc.returncode == 0
     assert "    schema " in proc.stdout
-    assert "--direction {event,control}" in run("schema", "--help").stdout
+    assert "--direction {event,control}" in run_cli("schema", "--help").stdout
 
 
 def test_the_package_does_not_import_jsonschema() -> None:
