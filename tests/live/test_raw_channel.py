@@ -65,7 +65,7 @@ def event_lines(kinds: list[str], run_dir: str) -> bytes:
             msg = {**base, "type": "result", "stop-reason": "stop", "final-text": "short"}
         elif kind == "result-file":
             path = os.path.join(run_dir, f"fenwire-final-{i}.txt")
-            msg = {**base, "type": "result", "stop-reason": "stop", "final-text": "cut", "truncated?": True}
+            msg = {**base, "type": "result", "stop-reason": "stop", "final-text": FINAL[:3], "truncated?": True}
             msg["final-text-path"] = path
         elif kind == "exit":
             msg = {**base, "type": "exit", "status": "done"}
@@ -172,6 +172,8 @@ def test_cuts_around_foreign_lines_a_held_result_and_the_exit(tmp_path: Path) ->
     seqs = [list(b.seqs) for b in batches]
     assert seqs[0] == [1, 2]  # cut before the foreign line
     assert [s for part in seqs for s in part] == [1, 2, 4, 5, 6, 7]  # and nothing after the exit
+    for name in ("a", "b"):  # the final text was read whole (in steps) and its file removed, not refused
+        assert not (tmp_path / name / "run" / "fenwire-final-4.txt").exists()
 
 
 def test_a_channel_hands_over_one_kind(tmp_path: Path) -> None:
