@@ -1,0 +1,114 @@
+"""Guards on what a child does to its files that no other test reached (found by branch coverage).
+
+- An event file that shrinks under the parent (the child truncated it) stops the channel with
+  ``event file truncated``, whichever way the channel reads: ``poll``, ``poll_raw`` or the hub's
+  ``poll_hot``. Nothing written after that is delivered.
+- A child that ends with events still unread is drained whole when its end is seen, through
+  ``poll_raw`` as through ``poll`` (a hub's raw batches, a fleet's actors).
+- A final-text file that another user owns is refused at ``open``, before any byte is read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fenwire_fast.live.channel import Channel, decoded
+from fenwire_fast.live.final_text import FinalTextRead, PrivateDirectory
+from fenwire_fast.live.spawn import spawn
+from live_harness import HANG_GUARD
+
+
+def _line(seq: int, type_: str = "assistant-text-delta", **fields: Any) -> bytes:
+    msg: dict[str, Any] = {"v": 1, "seq": seq, "type": type_, "run": "r", **fields}
+    if type_ == "assistant-text-delta":
+        msg.setdefault("delta", f"piece {seq} ")
+    return json.dumps(msg).encode() + b"\n"
+
+
+def _poll(channel: Channel, how: str) -> tuple[list[int] | None, list[str]]:
+    """One poll ``how``; the seqs handed over (``None``: ``poll_hot`` declined) and the errors."""
+    if how == "poll_hot":
+        got = channel.poll_hot()
+        return (None if got is None else [m["seq"] for m in got]), []
+    if how == "poll_raw":
+        batches, errors = channel.poll_raw()
+        return [m["seq"] for b in batches for m in decoded(b)], [e.error for e in errors]
+    messages, errors = channel.poll()
+    return [m["seq"] for m in messages], [e.error for e in errors]
+
+
+@pytest.mark.parametrize("how", ["poll", "poll_raw", "poll_hot"])
+def test_a_truncated_event_file_stops_the_channel(tmp_path: Path, how: str) -> None:
+    events, control = tmp_path / "events.jsonl", tmp_path / "control.jsonl"
+    control.touch(mode=0o600)
+    events.write_bytes(b"".join(_line(seq) for seq in range(1, 4)))  # plain lines: poll_hot takes them
+    with Channel("r", str(control), str(events)) as channel:
+        assert _poll(channel, how) == ([1, 2, 3], [])
+        os.truncate(events, 10)  # the child truncated its file: its size is now below what was read
+        seqs, errors = _poll(channel, how)
+        if how == "poll_hot":  # declined: poll delivers what it saw
+            assert seqs is None
+            seqs, errors = _poll(channel, "poll")
+        assert seqs == [] and errors == ["event file truncated"], (seqs, errors)
+        assert channel.stopped and channel.error == "event file truncated"
+        with open(events, "ab") as handle:  # whatever comes after is not delivered
+            handle.write(b"\n" + _line(4))
+        follow = "poll" if how == "poll_hot" else how
+        assert _poll(channel, follow) == ([], [])
+        assert not channel.pending() and channel.last_seq == 3
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="waitid(WNOWAIT) to see the end without reaping")
+@pytest.mark.parametrize("raw", [False, True], ids=["dicts", "raw"])
+def test_a_child_that_ended_is_drained_whole_when_its_end_is_seen(tmp_path: Path, raw: bool) -> None:
+    """The child writes a turn's worth of events and exits mid-turn (no ``exit`` line). Nothing is
+    read until its process has ended (seen without reaping it); then, with reads of 256 bytes,
+    one poll sees the end and must hand over everything that is left in the file."""
+    mock = {"steps": 3, "tools": 2, "deltas": 10, "exit_step": 2, "exit_code": 3}
+    child = spawn("go", mock=mock, max_bytes=256, directory=str(tmp_path))
+    try:
+        os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)  # ended, still a zombie: not reaped
+        data = Path(child.channel.event_path).read_bytes()
+        assert len(data) > 4 * 256, "too little left to need more than one read"
+        raw_got = b""
+        dicts: list[dict[str, Any]] = []
+        for _ in range(2):  # the poll that sees the end drains; a second finds nothing more
+            if raw:
+                batches, _errors = child.poll_raw()
+                raw_got += b"".join(b.lines for b in batches)
+            else:
+                messages, _errors = child.poll()
+                dicts += messages
+            assert child.finished
+        if raw:
+            assert raw_got == data, f"{len(raw_got)} bytes handed over, the event file has {len(data)}"
+        else:
+            assert dicts == [json.loads(line) for line in data.splitlines()]
+        assert child.status == "failed" and child.returncode == 3
+        assert child.messages == len(data.splitlines())
+    finally:
+        child.cleanup()
+    assert child.wait(HANG_GUARD) == "failed"
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root can give a file away")
+def test_a_final_text_file_owned_by_another_user_is_refused_unread(tmp_path: Path) -> None:
+    d = tmp_path / "run"
+    d.mkdir(mode=0o700)
+    path = d / "f.txt"
+    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    os.write(fd, b"the whole answer")
+    os.close(fd)
+    os.chown(path, 65534, -1)  # nobody's
+    private = PrivateDirectory(str(d))
+    try:
+        read = FinalTextRead.start(private, str(path), "the whole", cap=1 << 20)
+        assert read.done and read.why is not None and "is not owned by this user" in read.why, read.why
+        assert path.exists()
+    finally:
+        private.close()
