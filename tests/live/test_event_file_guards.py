@@ -6,6 +6,7 @@
 - A child that ends with events still unread is drained whole when its end is seen, through
   ``poll_raw`` as through ``poll`` (a hub's raw batches, a fleet's actors).
 - A final-text file that another user owns is refused at ``open``, before any byte is read.
+- Wake-ups lost to an inotify queue overflow are made up: the hub looks at every child once.
 """
 
 from __future__ import annotations
@@ -112,3 +113,40 @@ def test_a_final_text_file_owned_by_another_user_is_refused_unread(tmp_path: Pat
         assert path.exists()
     finally:
         private.close()
+
+
+def test_wake_ups_lost_to_a_queue_overflow_are_made_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel's inotify queue overflowed: the records of files that grew are lost, and only
+    the overflow is reported. The hub must look at every child once, so nothing written waits for
+    a wake-up that will never come. (The overflow is simulated: the records the kernel queued are
+    dropped as they are read, and the read says it overflowed.)"""
+    from fenwire_fast.live.hub import Hub
+    from fenwire_fast.live.wakeups import WakeupsUnavailable
+
+    try:
+        hub = Hub(wakeups="kernel")
+    except WakeupsUnavailable as exc:
+        pytest.skip(f"kernel wake-ups unavailable here: {exc}")
+    with hub:
+        children = [hub.spawn(None, command=["sleep", "600"], run=f"o{i}") for i in range(3)]
+        for _ in range(100):  # settle: every child read until nothing is left to do
+            if not hub.poll() and not hub._driver.again:
+                break
+        wakeups = hub._driver._wakeups  # type: ignore[union-attr]
+        real_read = wakeups._read_inotify
+        lost: list[Any] = []
+
+        def overflowing(grown: list[Any]) -> bool:
+            real_read(lost)  # the records are read (the watches fired) but lost
+            return True
+
+        monkeypatch.setattr(wakeups, "_read_inotify", overflowing)
+        for child in children:
+            with open(child.event_path, "ab") as handle:
+                handle.write(_line(1).replace(b'"run": "r"', f'"run": "{child.run}"'.encode()))
+        got: dict[str, list[int]] = {c.run: [] for c in children}
+        for child, event in hub.poll():  # one round, no wait
+            got[child.run].append(event["seq"])
+        assert sorted(c.run for c in lost) == sorted(got), "the simulated overflow lost no record"
+        assert got == {c.run: [1] for c in children}, got
+        assert hub.wakeups == "kernel"
