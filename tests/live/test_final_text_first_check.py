@@ -164,3 +164,22 @@ def test_the_counter_sees_the_reads_of_an_accepted_file(tmp_path: Path, reads_of
         assert sum(reads) == BIG
     finally:
         private.close()
+
+
+def test_a_channel_file_replaced_after_the_start_is_still_refused(
+    tmp_path: Path, reads_of: Callable[[Path], list[int]]
+) -> None:
+    """The channel's own files are known by inode from the start, and by name at each check: a
+    child that replaces its control file with a new one (a rename over it) and names that as its
+    final text is refused, and the new file keeps its name."""
+    d, events, control = _setup(tmp_path)
+    private = PrivateDirectory(str(d), [str(control), str(events)])
+    try:
+        new = _file(d / "new.txt")
+        os.replace(new, control)  # a new inode under the protected name
+        reads = reads_of(control)
+        read = FinalTextRead.start(private, str(control), PREFIX, cap=BIG)
+        assert read.done and read.why is not None and "one of the channel's own files" in read.why, read.why
+        assert reads == [] and control.exists()
+    finally:
+        private.close()
