@@ -11,10 +11,15 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import run_cli
+from fenwire_fast import Sender
+from fenwire_fast.live import durable
+from fenwire_fast.live.durable import StateDir
 from fenwire_fast.live.hub import Hub
 from fenwire_fast.live.runs import inspect
 from live_harness import child_env
@@ -64,3 +69,67 @@ def test_fenwire_runs_reports_the_recorded_end_of_a_closed_run(tmp_path: Path, f
         (report,) = [json.loads(line) for line in as_json.stdout.splitlines()]
         assert report["run"] == run and report["closed"] is True
         assert report["status"] == status == "failed", report
+
+
+# -- what a look at a run that was not closed infers ----------------------------------------------
+
+
+def _event_lines(messages: list[tuple[str, str, dict[str, Any]]]) -> bytes:
+    """``(run, type, payload)`` lines, numbered 1, 2, ... in the file (whatever their run)."""
+    out = b""
+    for seq, (run, type_, payload) in enumerate(messages, 1):
+        sender = Sender("event", run)
+        sender.seq = seq - 1
+        line, rejection = sender.next(type_, payload)
+        assert line is not None, rejection
+        out += line + b"\n"
+    return out
+
+
+#: a pid no process can have (above the kernel's largest)
+NO_SUCH_PID = 2**22 + 7
+
+
+@pytest.mark.parametrize(
+    ("case", "status", "error"),
+    [
+        ("deadline-passed", "timed-out", "its process ended without an exit line"),
+        ("deadline-ahead", "failed", "its process ended without an exit line"),
+        ("died", "failed", "its process ended without an exit line"),
+        ("no-pid", "failed", "no process was recorded"),
+        ("exit-error", "failed", "the agent broke"),
+        ("foreign-line", "timed-out", "event for foreign run other"),
+    ],
+)
+def test_inspect_infers_the_end_of_a_run_that_was_not_closed(
+    tmp_path: Path, case: str, status: str, error: str
+) -> None:
+    """A run left unclosed by a parent that died: ``inspect()`` says how it ended, from its files
+    and its manifest (its pid names no process)."""
+    now = time.time()
+    settings: dict[str, Any] = {"command": ["agent"], "pid": NO_SUCH_PID, "start": 1}
+    messages: list[tuple[str, str, dict[str, Any]]] = [("r", "ready", {}), ("r", "turn-started", {"turn": 1})]
+    if case == "deadline-passed":
+        settings["deadline"] = now - 60
+    elif case == "deadline-ahead":
+        settings["deadline"] = now + 3600
+    elif case == "no-pid":
+        settings["pid"] = settings["start"] = None
+    elif case == "exit-error":
+        messages.append(("r", "exit", {"status": "failed", "error": "the agent broke"}))
+    elif case == "foreign-line":  # the run timed out on its own; another run's line came before its exit
+        messages.append(("other", "info", {"summary": "not mine"}))
+        messages.append(("r", "exit", {"status": "timed-out"}))
+    state = StateDir(tmp_path / "state")
+    try:
+        name, directory = state.new_run_directory("r")
+        Path(directory, "control.jsonl").write_bytes(b"")
+        Path(directory, "child.log").write_bytes(b"")
+        events = _event_lines(messages)
+        Path(directory, "events.jsonl").write_bytes(events)
+        state.save(durable.new_manifest("r", name, directory, **settings))
+    finally:
+        state.close()
+    (report,) = inspect(tmp_path / "state")
+    assert (report.status, report.error) == (status, error), report
+    assert not report.closed and not report.alive
