@@ -562,6 +562,46 @@ def expect_bad(mode: str, *, init_timeout: float | None = None) -> Expect:
     return Expect(turns=[turn], model="bad-agent", infos=infos, info_patterns=patterns)
 
 
+#: raw_agent's modes -> the infos (regexes) its run must show; the first ones go in the message
+_ID = "an id that is not a string, number or null"
+RAW_INFOS = {
+    "deep-line": [r"^ACP agent wrote a message nested more than \d+ levels deep; skipped$"],
+    "list-id": [rf"^ACP agent answered with {_ID} \(\[\d+\]\); skipped$"],
+    "object-id": [rf"^ACP agent answered with {_ID} \(\{{\"id\": \d+\}}\); skipped$"],
+    "bool-id": [rf"^ACP agent answered with {_ID} \(true\); skipped$"],
+    "error-string": [r'^ACP agent answered request \d+ with a malformed error \("boom"\); read as error -32603$'],
+    "unknown-id": [
+        rf"^ACP agent answered a request the bridge did not send or that had its answer \(id {scripted.RAW_UNKNOWN_ID}\); skipped$",
+        r"^ACP agent answered a request the bridge did not send or that had its answer \(id 1\); skipped$",
+    ],
+    "bad-method": [
+        r"^ACP agent sent a message whose method is not a string \(5\); skipped$",
+        r'^ACP agent sent a message whose method is not a string \(\["session/request_permission"\]\); skipped$',
+    ],
+    "bad-params": [
+        r'^ACP agent sent "session/update" with params that are not an object or array; skipped$',
+        r'^ACP agent sent "session/request_permission" with params that are not an object or array; skipped$',
+    ],
+}
+
+
+def expect_raw(mode: str) -> Expect:
+    """raw_agent's run in ``mode``: the infos of :data:`RAW_INFOS`; the answer whole and the run
+    ``done``, except ``error-string``, whose error answer fails the run."""
+    patterns = RAW_INFOS[mode]
+    if mode == "error-string":
+        turn = TurnExpect(text_ok=lambda t: t in (None, scripted.BAD_MESSAGE[0]), tools=[], stop_reason="error")
+        return Expect(
+            turns=[turn],
+            status="failed",
+            error_prefix="ACP agent answered session/prompt with error -32603: malformed error answer",
+            model="raw-agent",
+            info_patterns=patterns,
+        )
+    turn = TurnExpect(text="".join(scripted.BAD_MESSAGE), tools=[], stop_reason="stop")
+    return Expect(turns=[turn], model="raw-agent", info_patterns=patterns)
+
+
 # -- driving bridged children (for the tests) -------------------------------------------------------------
 
 AGENTS = Path(__file__).resolve().parent / "acp_agents"

@@ -30,6 +30,7 @@ from acp_oracle import (
     close_after_turns,
     drive,
     expect_bad,
+    expect_raw,
     spawn_run,
     wait_group_gone,
 )
@@ -42,6 +43,8 @@ GRACE = 1.0
 MODES = ["no-init", "no-session", "exit-at-start", "exit-mid-turn", "garbage", "long-line", "unknown-session", "banner"]
 #: modes whose run fails before its first turn (nothing to close, maybe no ack)
 EARLY = ("no-init", "no-session", "exit-at-start")
+#: raw_agent's modes (JSON-RPC that the SDK's receive loop cannot take); the last fails its run
+RAW_MODES = ["deep-line", "list-id", "object-id", "bool-id", "unknown-id", "bad-method", "bad-params", "error-string"]
 
 
 def _finalize_when_streaming(run: Run) -> Any:
@@ -76,6 +79,17 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
             acp_grace=GRACE,
         )
         for mode in MODES
+    ]
+    started += [
+        spawn_run(
+            "raw-" + mode,
+            agent_command("raw_agent.py", "--mode", mode),
+            expect=expect_raw(mode),
+            script=None if mode == "error-string" else close_after_turns(),
+            pid_dir=pids,
+            acp_grace=GRACE,
+        )
+        for mode in RAW_MODES
     ]
     started.append(
         spawn_run(
@@ -122,6 +136,19 @@ def test_a_skipped_line_or_update_leaves_the_answer_whole(runs: dict[str, Run], 
     run = runs[mode]
     assert run.child.status == "done", run.describe()
     assert run.child.channel.final_text == "".join(scripted.BAD_MESSAGE), run.describe()
+
+
+@pytest.mark.parametrize("mode", RAW_MODES)
+def test_json_rpc_the_sdk_cannot_take_is_an_info_and_never_a_hang(runs: dict[str, Run], mode: str) -> None:
+    """A deep line, an id that is not a string, number or null, an answer to no request, a method
+    that is not a string, params that are not structured: each an ``info``, the rest of what the
+    agent wrote read on (the answer whole); an error that is not an error object ends its request
+    as error -32603 (the run fails, it does not wait forever)."""
+    run = runs["raw-" + mode]
+    assert run.problems() == [], run.describe()
+    assert_clean(run)
+    if mode != "error-string":
+        assert run.child.channel.final_text == "".join(scripted.BAD_MESSAGE), run.describe()
 
 
 @pytest.mark.parametrize("mode", ["no-init", "no-session"])

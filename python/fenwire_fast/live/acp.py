@@ -15,8 +15,9 @@ the child however the child dies), talks ACP to it with the ``agent-client-proto
   until the prompt answers, or ``grace`` seconds pass and the agent's process group is killed;
 - a failure (the agent exits, answers with an error, or does not answer in time) fails the run with
   an :class:`~fenwire_fast.live.agent.AgentFailure` whose message starts with ``ACP agent``;
-- the agent's stdout is read through a line framer with a 1 MiB cap: lines that are not JSON-RPC,
-  or too long, are skipped and reported as ``info``;
+- the agent's stdout is read through a line framer with a 1 MiB cap: lines that are not JSON-RPC
+  2.0 (see :func:`~fenwire_fast.live.acp_client.vet_message`), or too long, are skipped and
+  reported as ``info``; an error answer that is not a JSON-RPC error object is read as error -32603;
 - the agent's stderr goes on to the child's stderr (the run's log), and its last line, bounded,
   ends the error of a run the agent failed by exiting, closing its stdout or not answering in time;
 - ``close()``: close the agent's stdin, give it a moment, kill its group.
@@ -43,7 +44,7 @@ from acp.schema import ClientCapabilities, Implementation, TextContentBlock
 from pydantic import ValidationError
 
 from . import orphans
-from .acp_client import PERMISSIONS, BridgeClient, Item, StdoutFramer, new_marker
+from .acp_client import PERMISSIONS, BridgeClient, Item, RequestWriter, StdoutFramer, new_marker
 from .acp_map import ToolCalls, TurnMapper, map_stop_reason
 from .agent import AgentFailure, TurnContext, TurnInput, TurnInterrupted, TurnResult, Wait
 from .stderr_tail import StderrTail
@@ -168,10 +169,11 @@ class AcpBridge:
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=4 << 20)
         assert process.stdin is not None and process.stdout is not None
-        await loop.connect_read_pipe(lambda: StdoutFramer(reader, self._marker, self._out), process.stdout)
+        sent: set[int] = set()  # the requests sent and not yet answered (see vet_message)
+        await loop.connect_read_pipe(lambda: StdoutFramer(reader, self._marker, self._out, sent), process.stdout)
         transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, process.stdin)
         self._stdin = transport
-        writer = asyncio.StreamWriter(transport, protocol, None, loop)
+        writer = RequestWriter(transport, protocol, loop, sent)
         # the SDK asks for the whole Client protocol; the bridge answers what a client without fs or
         # terminal capabilities must (the SDK answers the rest "method not found")
         self._conn = connect_to_agent(cast(Client, self._client), writer, reader)

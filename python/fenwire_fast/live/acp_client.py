@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import queue
 from typing import Any
@@ -25,10 +26,22 @@ from acp.schema import (
 
 from .. import Framer
 
-__all__ = ["BridgeClient", "StdoutFramer", "LINE_CAP", "PERMISSIONS", "choose_option"]
+__all__ = [
+    "BridgeClient",
+    "StdoutFramer",
+    "RequestWriter",
+    "LINE_CAP",
+    "MAX_DEPTH",
+    "EARLY_CAP",
+    "PERMISSIONS",
+    "choose_option",
+    "vet_message",
+]
 
 #: the longest line of the agent's stdout that is read as a message (longer ones are skipped)
 LINE_CAP = 1 << 20
+#: the deepest nesting of arrays and objects a message may have (deeper ones are skipped)
+MAX_DEPTH = 128
 
 #: permission policy -> the option kind it picks (else any reject option, else ``cancelled``)
 PERMISSIONS = {"deny": "reject_once", "allow-once": "allow_once", "allow-always": "allow_always"}
@@ -39,6 +52,9 @@ Item = tuple[str, Any]
 QUEUE_HIGH = 4096
 QUEUE_LOW = 1024
 RESUME_POLL = 0.01
+#: at most this many updates and notes that come before ``session/new`` is answered are kept for the
+#: first turn; the rest are dropped and counted
+EARLY_CAP = QUEUE_HIGH
 
 
 def choose_option(policy: str, options: list[PermissionOption]) -> PermissionOption | None:
@@ -126,14 +142,140 @@ class BridgeClient:
         pass
 
 
-def _is_json_rpc(line: bytes) -> bool:
+NOT_JSON_RPC = "ACP agent wrote a line that is not JSON-RPC; skipped"
+TOO_DEEP = f"ACP agent wrote a message nested more than {MAX_DEPTH} levels deep; skipped"
+#: the code a malformed error answer is read as (JSON-RPC's internal error)
+MALFORMED_ERROR_CODE = -32603
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _too_deep(value: Any) -> bool:
+    """Whether arrays and objects nest in ``value`` more than :data:`MAX_DEPTH` levels deep."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item
+        if depth > MAX_DEPTH:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
+def _shown(value: Any) -> str:
+    """``value`` as JSON, cut to 60 characters (for an ``info``)."""
+    text = json.dumps(value, ensure_ascii=True)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _is_id(value: Any) -> bool:
+    """A JSON-RPC request id: a string, a (finite) number or null; a boolean is none of these."""
+    if value is None or isinstance(value, str):
+        return True
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
+
+
+def _is_error(error: Any) -> bool:
+    """A JSON-RPC error object: an integer ``code`` and a string ``message``."""
+    if not isinstance(error, dict):
+        return False
+    code = error.get("code")
+    return isinstance(code, int) and not isinstance(code, bool) and isinstance(error.get("message"), str)
+
+
+def _vet_call(message: dict[str, Any]) -> str | None:
+    """What is wrong with a request or notification of the agent (``None``: nothing)."""
+    method = message["method"]
+    if not isinstance(method, str):
+        return f"ACP agent sent a message whose method is not a string ({_shown(method)}); skipped"
+    if "params" in message and not isinstance(message["params"], (dict, list)):
+        return f"ACP agent sent {_shown(method)} with params that are not an object or array; skipped"
+    if "id" in message and not _is_id(message["id"]):
+        return f"ACP agent sent {_shown(method)} with an id that is not a string, number or null; skipped"
+    return None
+
+
+def _vet_answer(message: dict[str, Any], sent: set[int]) -> tuple[dict[str, Any] | None, str | None]:
+    """A response of the agent: passed on when it answers a request the bridge sent and has not
+    had its answer yet (``sent``); a malformed ``error`` is made an internal error."""
+    rid = message["id"]
+    if not _is_id(rid):
+        return None, f"ACP agent answered with an id that is not a string, number or null ({_shown(rid)}); skipped"
+    if isinstance(rid, bool) or not isinstance(rid, int) or rid not in sent:
+        return (
+            None,
+            f"ACP agent answered a request the bridge did not send or that had its answer (id {_shown(rid)}); skipped",
+        )
+    sent.discard(rid)
+    if "result" in message or "error" not in message or _is_error(message["error"]):
+        return message, None
+    shown = _shown(message["error"])
+    error = {"code": MALFORMED_ERROR_CODE, "message": f"malformed error answer: {shown}"}
+    note = f"ACP agent answered request {rid} with a malformed error ({shown}); read as error {MALFORMED_ERROR_CODE}"
+    return {"jsonrpc": "2.0", "id": rid, "error": error}, note
+
+
+def vet_message(line: bytes, sent: set[int]) -> tuple[dict[str, Any] | None, str | None]:
+    """Read one line of the agent's stdout as JSON-RPC 2.0: the message to pass on to the SDK
+    (``None``: skip the line) and the ``info`` that says what was wrong with it (``None``: nothing).
+
+    Skipped: a line that is not a JSON object with a ``method`` or an ``id`` (``NaN`` and
+    ``Infinity`` are not JSON), one nested more than :data:`MAX_DEPTH` levels deep, a method that
+    is not a string, params that are not an object or array, an id that is not a string, number
+    or null, and an answer to a request the bridge did not send (``sent``: the ids of those still
+    unanswered; an answer passed on leaves it). An ``error`` answer whose error is not an object
+    with an integer ``code`` and a string ``message`` is passed on as error
+    :data:`MALFORMED_ERROR_CODE` (the request it answers must end, or the turn would wait forever)."""
     try:
-        message = json.loads(line)
+        message = json.loads(line, parse_constant=_no_constant)
+    except RecursionError:
+        return None, TOO_DEEP
     except ValueError:
-        return False
+        return None, NOT_JSON_RPC
     if not isinstance(message, dict) or not ("method" in message or "id" in message):
-        return False
-    return bool(message.get("jsonrpc", "2.0") == "2.0")
+        return None, NOT_JSON_RPC
+    if message.get("jsonrpc", "2.0") != "2.0":
+        return None, NOT_JSON_RPC
+    if line.count(b"[") + line.count(b"{") > MAX_DEPTH and _too_deep(message):
+        return None, TOO_DEEP
+    if "method" in message:
+        problem = _vet_call(message)
+        return (None, problem) if problem is not None else (message, None)
+    return _vet_answer(message, sent)
+
+
+class RequestWriter(asyncio.StreamWriter):
+    """The agent's stdin as the SDK writes to it: notes in ``sent`` the id of every request the
+    bridge sends, so that an answer to anything else can be told apart (:func:`vet_message`)."""
+
+    def __init__(
+        self,
+        transport: asyncio.WriteTransport,
+        protocol: asyncio.BaseProtocol,
+        loop: asyncio.AbstractEventLoop,
+        sent: set[int],
+    ) -> None:
+        super().__init__(transport, protocol, None, loop)
+        self.sent = sent
+        self._partial = b""
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        super().write(data)
+        *lines, self._partial = (self._partial + bytes(data)).split(b"\n")
+        for line in lines:
+            if b'"method"' not in line or b'"id"' not in line:
+                continue  # a notification or an answer of the bridge's
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            rid = message.get("id") if isinstance(message, dict) and "method" in message else None
+            if isinstance(rid, int) and not isinstance(rid, bool):
+                self.sent.add(rid)
 
 
 class StdoutFramer(asyncio.Protocol):
@@ -146,10 +288,14 @@ class StdoutFramer(asyncio.Protocol):
     that writes faster than the run can write events waits, as on any pipe), until fewer than
     :data:`QUEUE_LOW` are left."""
 
-    def __init__(self, reader: asyncio.StreamReader, marker: str, out: queue.SimpleQueue[Item]) -> None:
+    def __init__(
+        self, reader: asyncio.StreamReader, marker: str, out: queue.SimpleQueue[Item], sent: set[int] | None = None
+    ) -> None:
         self.reader = reader
         self.marker = marker
         self.out = out
+        #: the ids of the requests the bridge sent that have no answer yet (see RequestWriter)
+        self.sent: set[int] = sent if sent is not None else set()
         self.framer = Framer(max_line_bytes=LINE_CAP)
         self.loop = asyncio.get_running_loop()
         self.eof = self.loop.create_future()
@@ -183,13 +329,19 @@ class StdoutFramer(asyncio.Protocol):
         for line in self.framer.feed(data):
             if len(line) >= LINE_CAP:
                 self._note(f"ACP agent wrote a line of {LINE_CAP} bytes or more; skipped")
-            elif not line.strip():
-                continue
-            elif _is_json_rpc(line):
-                self.reader.feed_data(line + b"\n")
-            else:
-                self._note("ACP agent wrote a line that is not JSON-RPC; skipped")
+            elif line.strip():
+                self._line(line)
         self._throttle()
+
+    def _line(self, line: bytes) -> None:
+        try:
+            message, note = vet_message(line, self.sent)
+        except Exception as exc:  # noqa: BLE001 - one unreadable line must not lose the rest of the read
+            message, note = None, f"ACP agent wrote a line the bridge could not read ({type(exc).__name__}); skipped"
+        if note is not None:
+            self._note(note)
+        if message is not None:
+            self.reader.feed_data(line + b"\n" if note is None else json.dumps(message).encode() + b"\n")
 
     def eof_received(self) -> bool | None:
         self._end()
