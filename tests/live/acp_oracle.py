@@ -585,9 +585,16 @@ RAW_INFOS = {
 }
 
 
+#: raw_agent lone-surrogate's answer: the wire escapes the lone surrogate and says so
+RAW_LONE_TEXT = "".join(scripted.BAD_MESSAGE) + "\\uD800\n\n[fenwire: 1 unsafe character escaped]"
+
+
 def expect_raw(mode: str) -> Expect:
     """raw_agent's run in ``mode``: the infos of :data:`RAW_INFOS`; the answer whole and the run
     ``done``, except ``error-string``, whose error answer fails the run."""
+    if mode == "lone-surrogate":
+        turn = TurnExpect(text=RAW_LONE_TEXT, tools=[], infos=[], stop_reason="stop")
+        return Expect(turns=[turn], model="raw-agent")
     patterns = RAW_INFOS[mode]
     if mode == "error-string":
         turn = TurnExpect(text_ok=lambda t: t in (None, scripted.BAD_MESSAGE[0]), tools=[], stop_reason="error")

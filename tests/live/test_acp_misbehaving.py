@@ -20,6 +20,7 @@ pytest.importorskip("acp")
 
 from acp_agents import scripted
 from acp_oracle import (
+    RAW_LONE_TEXT,
     Expect,
     Run,
     TurnExpect,
@@ -89,7 +90,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
             pid_dir=pids,
             acp_grace=GRACE,
         )
-        for mode in RAW_MODES
+        for mode in [*RAW_MODES, "lone-surrogate"]
     ]
     started.append(
         spawn_run(
@@ -149,6 +150,16 @@ def test_json_rpc_the_sdk_cannot_take_is_an_info_and_never_a_hang(runs: dict[str
     assert_clean(run)
     if mode != "error-string":
         assert run.child.channel.final_text == "".join(scripted.BAD_MESSAGE), run.describe()
+
+
+def test_a_lone_surrogate_in_the_answer_is_escaped_and_the_answer_kept(runs: dict[str, Run]) -> None:
+    """A lone surrogate (an escape JSON allows) in the message: the ``result`` carries the text as
+    the ``assistant-text`` event does, escaped with its note, rather than no ``result`` at all."""
+    run = runs["raw-lone-surrogate"]
+    assert run.problems() == [], run.describe()
+    assert_clean(run)
+    assert run.child.channel.result is not None, run.describe()
+    assert run.child.channel.final_text == RAW_LONE_TEXT, run.describe()
 
 
 @pytest.mark.parametrize("mode", ["no-init", "no-session"])

@@ -18,6 +18,8 @@ comes between the first chunk and the rest (unless the mode says otherwise):
 - ``bad-method``: a notification whose method is a number and a request whose method is a list;
 - ``bad-params``: a ``session/update`` whose params are a string and a request whose params are
   a number;
+- ``lone-surrogate``: its last chunk ends with a lone surrogate (``scripted.RAW_LONE``, written as
+  the escape ``\\ud800``, which JSON allows);
 - ``early-flood``: ``scripted.RAW_EARLY_UPDATES`` ``available_commands_update`` notifications
   before its answer to ``session/new``.
 """
@@ -34,6 +36,7 @@ from scripted import (
     BAD_MESSAGE,
     RAW_DEEP_BRACKETS,
     RAW_EARLY_UPDATES,
+    RAW_LONE,
     RAW_UNKNOWN_ID,
     SESSION,
 )
@@ -47,6 +50,7 @@ MODES = (
     "unknown-id",
     "bad-method",
     "bad-params",
+    "lone-surrogate",
     "early-flood",
 )
 
@@ -98,7 +102,8 @@ def prompt(mode: str, rid: Any, ids: dict[str, Any]) -> None:
     if mode == "error-string":
         write(line({"jsonrpc": "2.0", "id": rid, "error": "boom"}))
         return
-    rest = b"".join(chunk(text) for text in BAD_MESSAGE[1:]) + answer(rid, {"stopReason": "end_turn"})
+    pieces = BAD_MESSAGE[1:-1] + [BAD_MESSAGE[-1] + (RAW_LONE if mode == "lone-surrogate" else "")]
+    rest = b"".join(chunk(text) for text in pieces) + answer(rid, {"stopReason": "end_turn"})
     if mode == "deep-line":
         write(b"[" * RAW_DEEP_BRACKETS + b"\n" + rest)  # one write: the bridge reads it at once
         return

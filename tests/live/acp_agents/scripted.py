@@ -101,3 +101,5 @@ BAD_LONG_LINE_BYTES = 2 * 1024 * 1024
 RAW_DEEP_BRACKETS = 100_000
 RAW_UNKNOWN_ID = 4242
 RAW_EARLY_UPDATES = 300_000
+#: raw_agent lone-surrogate: what its last chunk ends with
+RAW_LONE = "\ud800"
