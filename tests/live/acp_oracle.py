@@ -554,6 +554,7 @@ def expect_bad(mode: str, *, init_timeout: float | None = None) -> Expect:
         "banner": [not_json],
         "long-line": [f"ACP agent wrote a line of {LINE_CAP} bytes or more; skipped"],
         "unknown-session": [f"ACP update for unknown session {scripted.BAD_UNKNOWN_SESSION} skipped"],
+        "stderr-flood": [],
     }[mode]
     patterns: list[str] = []
     # the others come inside the turn, exactly once; the banner before initialize is answered (the
@@ -648,6 +649,8 @@ class Run:
     sent: dict[str, int] = field(default_factory=dict)
     sent_at: dict[str, float] = field(default_factory=dict)
     log: str = ""
+    #: the size of the child's log (its stdout and stderr) on disk when it finished
+    log_bytes: int = 0
     timed_out: bool = False
     script_error: BaseException | None = None
     agent_pid: int | None = None
@@ -765,6 +768,10 @@ def drive(runs: Iterable[Run], *, timeout: float = HANG_GUARD) -> dict[str, Run]
     finally:
         for run in runs:
             run.log = run.child.log_text()
+            try:
+                run.log_bytes = os.path.getsize(run.child.log_path)
+            except OSError:
+                pass
             if run.pid_file is not None:
                 run.agent_pid = read_pid(run.pid_file)
             run.child.cleanup()

@@ -10,6 +10,7 @@ All runs go at once (one module fixture); each test checks one of them with the 
 from __future__ import annotations
 
 import os
+import re
 import signal
 from pathlib import Path
 from typing import Any
@@ -35,13 +36,24 @@ from acp_oracle import (
     spawn_run,
     wait_group_gone,
 )
+from fenwire_fast.live.stderr_tail import PASS_ON_CAP
 from live_harness import assert_groups_empty, group_empty, wait_for_event
 
 #: what a misbehaving run may take at most (it should take a second or two): a hang guard
 BOUND = 60.0
 INIT_TIMEOUT = 2.0
 GRACE = 1.0
-MODES = ["no-init", "no-session", "exit-at-start", "exit-mid-turn", "garbage", "long-line", "unknown-session", "banner"]
+MODES = [
+    "no-init",
+    "no-session",
+    "exit-at-start",
+    "exit-mid-turn",
+    "garbage",
+    "long-line",
+    "unknown-session",
+    "banner",
+    "stderr-flood",
+]
 #: modes whose run fails before its first turn (nothing to close, maybe no ack)
 EARLY = ("no-init", "no-session", "exit-at-start")
 #: raw_agent's modes (JSON-RPC that the SDK's receive loop cannot take); the last fails its run
@@ -132,7 +144,7 @@ def test_a_failed_run_says_why_in_its_exit_error(runs: dict[str, Run], mode: str
     assert run.child.error is not None and run.child.error.startswith("ACP agent"), run.describe()
 
 
-@pytest.mark.parametrize("mode", ["garbage", "long-line", "unknown-session", "banner"])
+@pytest.mark.parametrize("mode", ["garbage", "long-line", "unknown-session", "banner", "stderr-flood"])
 def test_a_skipped_line_or_update_leaves_the_answer_whole(runs: dict[str, Run], mode: str) -> None:
     run = runs[mode]
     assert run.child.status == "done", run.describe()
@@ -180,6 +192,17 @@ def test_an_agent_that_dies_says_its_code_and_last_stderr_line(
     assert f"ACP agent exited with code {code} " in error, run.describe()
     assert error.endswith(f": {said}"), f"the agent's last stderr line does not end the error\n{run.describe()}"
     assert said in run.log, f"the agent's stderr is not in the run's log\n{run.describe()}"
+
+
+def test_an_agent_that_floods_its_stderr_gets_a_bounded_log(runs: dict[str, Run]) -> None:
+    """12 MiB of stderr: the run's log keeps its first PASS_ON_CAP bytes, says where it was cut and
+    how much was dropped; the answer and the run are untouched."""
+    run = runs["stderr-flood"]
+    assert run.log_bytes > PASS_ON_CAP, run.describe()  # the cap was reached: the log is not empty
+    assert run.log_bytes < PASS_ON_CAP + 64 * 1024, f"a log of {run.log_bytes} bytes\n{run.describe()}"
+    dropped = re.search(r"\[fenwire: (\d+) more bytes of this stderr dropped\]", run.log)
+    assert dropped is not None, run.describe()
+    assert int(dropped.group(1)) >= scripted.BAD_STDERR_FLOOD_BYTES - PASS_ON_CAP, run.describe()
 
 
 def test_a_missing_agent_command_fails_the_run_cleanly(runs: dict[str, Run]) -> None:

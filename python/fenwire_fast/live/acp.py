@@ -18,7 +18,8 @@ the child however the child dies), talks ACP to it with the ``agent-client-proto
 - the agent's stdout is read through a line framer with a 1 MiB cap: lines that are not JSON-RPC
   2.0 (see :func:`~fenwire_fast.live.acp_client.vet_message`), or too long, are skipped and
   reported as ``info``; an error answer that is not a JSON-RPC error object is read as error -32603;
-- the agent's stderr goes on to the child's stderr (the run's log), and its last line, bounded,
+- the agent's stderr goes on to the child's stderr (the run's log; its first 4 MiB, see
+  :data:`~fenwire_fast.live.stderr_tail.PASS_ON_CAP`), and its last line, bounded,
   ends the error of a run the agent failed by exiting, closing its stdout or not answering in time;
 - ``close()``: close the agent's stdin, give it a moment, kill its group.
 

@@ -94,6 +94,8 @@ BAD_MID_TURN_STDERR = "bad-agent: lost its model \u2014 connection reset"
 BAD_GARBAGE_LINE = "this is not JSON-RPC {"
 BAD_BANNER = "Welcome to bad-agent 1.0 (stdout banner)"
 BAD_LONG_LINE_BYTES = 2 * 1024 * 1024
+#: bad_agent stderr-flood: how much it writes to stderr (three times the bridge's cap on it)
+BAD_STDERR_FLOOD_BYTES = 12 * 1024 * 1024
 
 #: raw_agent: how many ``[`` its deep line has (deep-line), the id of a request it answers that
 #: was never sent (unknown-id), and how many updates it sends before answering session/new
