@@ -36,6 +36,7 @@ from acp_oracle import (
     spawn_run,
     wait_group_gone,
 )
+from fenwire_fast.live.acp_client import EARLY_CAP
 from fenwire_fast.live.stderr_tail import PASS_ON_CAP
 from live_harness import assert_groups_empty, group_empty, wait_for_event
 
@@ -56,6 +57,11 @@ MODES = [
 ]
 #: modes whose run fails before its first turn (nothing to close, maybe no ack)
 EARLY = ("no-init", "no-session", "exit-at-start")
+#: the early-flood run's hang guard (300,000 updates take the bridge a while on a busy machine)
+EARLY_FLOOD_BOUND = 300.0
+#: the bound on the early-flood child's peak RSS (KiB): it peaked at 48 MiB with the 300,000
+#: updates bounded, at 253 MiB holding them all
+PEAK_RSS_KIB = 150 * 1024
 #: raw_agent's modes (JSON-RPC that the SDK's receive loop cannot take); the last fails its run
 RAW_MODES = ["deep-line", "list-id", "object-id", "bool-id", "unknown-id", "bad-method", "bad-params", "error-string"]
 
@@ -203,6 +209,73 @@ def test_an_agent_that_floods_its_stderr_gets_a_bounded_log(runs: dict[str, Run]
     dropped = re.search(r"\[fenwire: (\d+) more bytes of this stderr dropped\]", run.log)
     assert dropped is not None, run.describe()
     assert int(dropped.group(1)) >= scripted.BAD_STDERR_FLOOD_BYTES - PASS_ON_CAP, run.describe()
+
+
+def _peak_rss_kib(pid: int) -> int:
+    """The peak resident set size of process ``pid`` so far (``VmHWM``, KiB)."""
+    with open(f"/proc/{pid}/status", encoding="ascii") as handle:
+        for line in handle:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    raise AssertionError(f"no VmHWM in /proc/{pid}/status")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs /proc/PID/status")
+def test_updates_before_session_new_are_bounded_and_counted(tmp_path: Path) -> None:
+    """300,000 updates before the answer to session/new: the child keeps EARLY_CAP of them for
+    the first turn and counts the rest in an info; its peak RSS, read before it exits, stays far
+    below what holding them all takes (253 MiB)."""
+    peak: list[int] = []
+
+    def script(run: Run) -> Any:
+        yield lambda r: r.count("turn-complete") >= 1
+        peak.append(_peak_rss_kib(run.child.pid))
+        run.send("close")
+
+    kept = EARLY_CAP
+    info = (
+        f"ACP agent sent {scripted.RAW_EARLY_UPDATES} updates and notes before session/new was answered: "
+        f"the first {kept} kept, {scripted.RAW_EARLY_UPDATES - kept} dropped"
+    )
+    turn = TurnExpect(text="".join(scripted.BAD_MESSAGE), tools=[], infos=[info], stop_reason="stop")
+    expect = Expect(turns=[turn], model="raw-agent", infos=[info])
+    run = spawn_run(
+        "early-flood",
+        agent_command("raw_agent.py", "--mode", "early-flood"),
+        expect=expect,
+        script=script,
+        pid_dir=str(tmp_path),
+        acp_init_timeout=EARLY_FLOOD_BOUND,
+    )
+    drive([run], timeout=EARLY_FLOOD_BOUND)
+    assert peak, run.describe()
+    assert peak[0] < PEAK_RSS_KIB, f"the child's peak RSS was {peak[0]} KiB\n{run.describe()}"
+    assert run.problems() == [], run.describe()
+    assert_clean(run)
+
+
+def test_many_skipped_lines_before_session_new_do_not_stop_the_reading(tmp_path: Path) -> None:
+    """10,000 lines that are not JSON (1 MB) before the answer to session/new: their infos are held for the
+    first turn (EARLY_CAP of them, the rest counted), not queued where the reading of stdout waits
+    for a turn to take them (no turn can before session/new is answered: the start timed out)."""
+    garbage = scripted.RAW_EARLY_GARBAGE
+    info = (
+        f"ACP agent sent {garbage} updates and notes before session/new was answered: "
+        f"the first {EARLY_CAP} kept, {garbage - EARLY_CAP} dropped"
+    )
+    skipped = "ACP agent wrote a line that is not JSON-RPC; skipped"
+    turn = TurnExpect(text="".join(scripted.BAD_MESSAGE), tools=[], infos=[skipped] * EARLY_CAP + [info])
+    run = spawn_run(
+        "early-garbage",
+        agent_command("raw_agent.py", "--mode", "early-garbage"),
+        expect=Expect(turns=[turn], model="raw-agent"),
+        script=close_after_turns(),
+        pid_dir=str(tmp_path),
+        acp_init_timeout=20.0,
+    )
+    drive([run], timeout=BOUND)
+    assert run.problems() == [], run.describe()
+    assert_clean(run)
 
 
 def test_a_missing_agent_command_fails_the_run_cleanly(runs: dict[str, Run]) -> None:

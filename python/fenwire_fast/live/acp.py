@@ -7,7 +7,9 @@ the child however the child dies), talks ACP to it with the ``agent-client-proto
 
 - ``start()``: ``initialize`` and ``session/new`` (cwd: the child's) within ``init_timeout``
   seconds, and never past ``run_deadline`` (the run's deadline, Unix seconds, when it has one);
-  yields ``agent-started`` (provider ``acp``, model: the agent's name);
+  yields ``agent-started`` (provider ``acp``, model: the agent's name); what the agent sends
+  before ``session/new`` is answered is kept for the first turn, at most
+  :data:`~fenwire_fast.live.acp_client.EARLY_CAP` updates and notes (the rest counted in an ``info``);
 - a turn: ``user`` (the turn's text), ``llm-start``, the mapped updates (:mod:`~fenwire_fast.live.acp_map`), ``llm-end`` with the
   prompt's stop reason; the finalize turn asks for a plain answer without tools; in a traced run
   the request's ``_meta`` carries ``{"traceparent": ctx.traceparent}``;
@@ -41,7 +43,7 @@ from typing import Any, TypeVar, cast
 
 from acp import PROTOCOL_VERSION, Client, RequestError, connect_to_agent
 from acp.client.connection import ClientSideConnection
-from acp.schema import ClientCapabilities, Implementation, TextContentBlock
+from acp.schema import ClientCapabilities, Implementation, NewSessionResponse, TextContentBlock
 from pydantic import ValidationError
 
 from . import orphans
@@ -268,11 +270,16 @@ class AcpBridge:
         )
         if init.agent_info is not None and init.agent_info.name:
             self.model = init.agent_info.name
-        session = self._phase("session/new", conn.new_session(cwd=os.getcwd(), mcp_servers=[]), deadline)
+        session = self._phase("session/new", self._new_session(conn), deadline)
         self.session_id = session.session_id
-        assert self._loop is not None
-        self._loop.call_soon_threadsafe(self._client.set_session, session.session_id)
         return [{"type": "agent-started", "provider": "acp", "model": self.model}]
+
+    async def _new_session(self, conn: ClientSideConnection) -> NewSessionResponse:
+        """``session/new``; its session is the client's at once, on the loop (so an update the
+        agent sends right after the answer is not taken for one that came before it)."""
+        session = await conn.new_session(cwd=os.getcwd(), mcp_servers=[])
+        self._client.set_session(session.session_id)
+        return session
 
     async def _prompt(self, session_id: str, text: str, traceparent: str | None = None) -> None:
         assert self._conn is not None

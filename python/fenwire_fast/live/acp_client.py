@@ -77,15 +77,39 @@ class BridgeClient:
         self.marker = marker  # the extension method of the bridge's own notes, see StdoutFramer
         self.session_id: str | None = None
         self.cancelling = False
-        self._early: list[tuple[str, Any]] = []  # updates that came before session/new answered
+        #: what came before session/new answered (at most EARLY_CAP items), and how much more did
+        self._early: list[Item] = []
+        self.early_dropped = 0
         self._titles: dict[str, str] = {}
 
+    def _put(self, item: Item) -> None:
+        """Queue ``item`` for the turn; before session/new answered, hold it (or drop it, past
+        :data:`EARLY_CAP`): no turn takes anything then, so the reading of stdout cannot wait on it."""
+        if self.session_id is not None:
+            self.out.put(item)
+        elif len(self._early) < EARLY_CAP:
+            self._early.append(item)
+        else:
+            self.early_dropped += 1
+
     def set_session(self, session_id: str) -> None:
-        """session/new answered: updates that came before it are now sorted."""
+        """session/new answered (call it on the loop, as soon as it is): what came before it is
+        now queued for the first turn, then an ``info`` with the count of what was dropped."""
         self.session_id = session_id
         early, self._early = self._early, []
-        for sid, update in early:
-            self._sort(sid, update)
+        for kind, value in early:
+            if kind == "update":
+                self._sort(*value)
+            else:
+                self.out.put((kind, value))
+        if self.early_dropped:
+            self.out.put(
+                (
+                    "info",
+                    f"ACP agent sent {self.early_dropped + len(early)} updates and notes before session/new "
+                    f"was answered: the first {len(early)} kept, {self.early_dropped} dropped",
+                )
+            )
 
     def _sort(self, session_id: str, update: Any) -> None:
         if session_id != self.session_id:
@@ -100,7 +124,7 @@ class BridgeClient:
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         if self.session_id is None:
-            self._early.append((session_id, update))
+            self._put(("update", (session_id, update)))
         else:
             self._sort(session_id, update)
 
@@ -110,14 +134,14 @@ class BridgeClient:
         choice = None if self.cancelling else choose_option(self.policy, options)
         title = tool_call.title or self._titles.get(tool_call.tool_call_id) or tool_call.tool_call_id
         answer = choice.name if choice is not None else "cancelled"
-        self.out.put(("info", f"permission asked: {title}; answered: {answer}"))
+        self._put(("info", f"permission asked: {title}; answered: {answer}"))
         if choice is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(outcome=AllowedOutcome(option_id=choice.option_id, outcome="selected"))
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         if method == self.marker and isinstance(params.get("summary"), str):
-            self.out.put(("info", params["summary"]))
+            self._put(("info", params["summary"]))
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         raise RequestError.method_not_found("_" + method)

@@ -21,7 +21,9 @@ comes between the first chunk and the rest (unless the mode says otherwise):
 - ``lone-surrogate``: its last chunk ends with a lone surrogate (``scripted.RAW_LONE``, written as
   the escape ``\\ud800``, which JSON allows);
 - ``early-flood``: ``scripted.RAW_EARLY_UPDATES`` ``available_commands_update`` notifications
-  before its answer to ``session/new``.
+  before its answer to ``session/new``;
+- ``early-garbage``: ``scripted.RAW_EARLY_GARBAGE`` lines that are not JSON before its answer to
+  ``session/new``.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from typing import Any
 from scripted import (
     BAD_MESSAGE,
     RAW_DEEP_BRACKETS,
+    RAW_EARLY_GARBAGE,
     RAW_EARLY_UPDATES,
     RAW_LONE,
     RAW_UNKNOWN_ID,
@@ -52,6 +55,7 @@ MODES = (
     "bad-params",
     "lone-surrogate",
     "early-flood",
+    "early-garbage",
 )
 
 
@@ -119,6 +123,8 @@ def new_session(mode: str, rid: Any) -> None:
         commands = update("available_commands_update", availableCommands=[])
         for _ in range(RAW_EARLY_UPDATES // 1000):
             write(commands * 1000)
+    if mode == "early-garbage":
+        write(((b"not JSON " * 11)[:99] + b"\n") * RAW_EARLY_GARBAGE)  # 100 bytes a line
     write(answer(rid, {"sessionId": SESSION}))
 
 

@@ -103,5 +103,8 @@ BAD_STDERR_FLOOD_BYTES = 12 * 1024 * 1024
 RAW_DEEP_BRACKETS = 100_000
 RAW_UNKNOWN_ID = 4242
 RAW_EARLY_UPDATES = 300_000
+#: raw_agent early-garbage: how many lines that are not JSON (100 bytes each: more than a few reads
+#: of the pipe) it writes before answering session/new
+RAW_EARLY_GARBAGE = 10_000
 #: raw_agent lone-surrogate: what its last chunk ends with
 RAW_LONE = "\ud800"
