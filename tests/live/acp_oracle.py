@@ -579,6 +579,10 @@ RAW_INFOS = {
         r"^ACP agent sent a message whose method is not a string \(5\); skipped$",
         r'^ACP agent sent a message whose method is not a string \(\["session/request_permission"\]\); skipped$',
     ],
+    "bad-notification": [
+        r"^ACP agent sent a session/update that is not valid ACP \(update: Input tag 'bogus' .*\); skipped$",
+        r'^ACP agent sent a notification the bridge does not know \("foo/bar"\); skipped$',
+    ],
     "bad-params": [
         r'^ACP agent sent "session/update" with params that are not an object or array; skipped$',
         r'^ACP agent sent "session/request_permission" with params that are not an object or array; skipped$',

@@ -63,7 +63,17 @@ EARLY_FLOOD_BOUND = 300.0
 #: updates bounded, at 253 MiB holding them all
 PEAK_RSS_KIB = 150 * 1024
 #: raw_agent's modes (JSON-RPC that the SDK's receive loop cannot take); the last fails its run
-RAW_MODES = ["deep-line", "list-id", "object-id", "bool-id", "unknown-id", "bad-method", "bad-params", "error-string"]
+RAW_MODES = [
+    "deep-line",
+    "list-id",
+    "object-id",
+    "bool-id",
+    "unknown-id",
+    "bad-method",
+    "bad-params",
+    "bad-notification",
+    "error-string",
+]
 
 
 def _finalize_when_streaming(run: Run) -> Any:

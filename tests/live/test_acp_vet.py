@@ -71,7 +71,36 @@ ID = "an id that is not a string, number or null"
 )  # fmt: skip
 def test_a_method_must_be_a_string_and_params_structured(message: dict[str, Any], summary: str) -> None:
     assert vet(message) == (None, summary)
-    assert vet({"method": "x", "params": [1]})[1] is None  # positional params are JSON-RPC too
+    assert vet({"method": "_x", "params": [1]})[1] is None  # positional params are JSON-RPC too
+    assert vet({"id": 1, "method": "x", "params": [1]})[1] is None  # (the SDK answers what it cannot take)
+
+
+def update(kind: str, **fields: Any) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {"sessionId": "s", "update": {"sessionUpdate": kind, **fields}},
+    }
+
+
+def test_a_notification_must_be_a_valid_session_update_or_an_extension() -> None:
+    """The SDK drops any other notification, and a session/update it cannot read, with a
+    traceback in the log: the bridge skips them with an info instead."""
+    good = update("agent_message_chunk", content={"type": "text", "text": "hi"})
+    assert vet(good) == (good, None)
+    assert vet({"method": "_vendor/note", "params": {"a": 1}})[1] is None
+    assert vet({"method": "foo/bar", "params": {}}) == (
+        None,
+        'ACP agent sent a notification the bridge does not know ("foo/bar"); skipped',
+    )
+    message, summary = vet(update("bogus"))
+    assert message is None and summary is not None
+    assert summary.startswith("ACP agent sent a session/update that is not valid ACP (update: Input tag 'bogus'")
+    assert summary.endswith("; skipped") and len(summary) < 200
+    assert vet({"method": "session/update"})[1] == (
+        "ACP agent sent a session/update that is not valid ACP (Input should be a valid dictionary or instance of"
+        " SessionNotification); skipped"
+    )
 
 
 def test_an_answer_passes_once_and_only_for_a_request_sent() -> None:

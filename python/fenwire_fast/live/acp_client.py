@@ -21,8 +21,10 @@ from acp.schema import (
     DeniedOutcome,
     PermissionOption,
     RequestPermissionResponse,
+    SessionNotification,
     ToolCallUpdate,
 )
+from pydantic import ValidationError
 
 from .. import Framer
 
@@ -218,9 +220,29 @@ def _vet_call(message: dict[str, Any]) -> str | None:
         return f"ACP agent sent a message whose method is not a string ({_shown(method)}); skipped"
     if "params" in message and not isinstance(message["params"], (dict, list)):
         return f"ACP agent sent {_shown(method)} with params that are not an object or array; skipped"
-    if "id" in message and not _is_id(message["id"]):
-        return f"ACP agent sent {_shown(method)} with an id that is not a string, number or null; skipped"
+    if "id" in message:
+        if not _is_id(message["id"]):
+            return f"ACP agent sent {_shown(method)} with an id that is not a string, number or null; skipped"
+        return None  # a request: the SDK answers it (an error for what it cannot take)
+    if method.startswith("_"):
+        return None  # an extension notification (the bridge's own notes among them)
+    if method != "session/update":
+        return f"ACP agent sent a notification the bridge does not know ({_shown(method)}); skipped"
+    try:
+        SessionNotification.model_validate(message.get("params"))
+    except ValidationError as exc:
+        return f"ACP agent sent a session/update that is not valid ACP ({_first_error(exc)}); skipped"
     return None
+
+
+def _first_error(exc: ValidationError) -> str:
+    """The first error of ``exc``: where, and what, cut to 80 characters (the info fits a summary)."""
+    errors = exc.errors()
+    if not errors:
+        return "invalid"
+    where = ".".join(str(part) for part in errors[0].get("loc", ()))
+    text = f"{where}: {errors[0].get('msg', '')}" if where else str(errors[0].get("msg", ""))
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _vet_answer(message: dict[str, Any], sent: set[int]) -> tuple[dict[str, Any] | None, str | None]:
@@ -250,7 +272,9 @@ def vet_message(line: bytes, sent: set[int]) -> tuple[dict[str, Any] | None, str
     Skipped: a line that is not a JSON object with a ``method`` or an ``id`` (``NaN`` and
     ``Infinity`` are not JSON), one nested more than :data:`MAX_DEPTH` levels deep, a method that
     is not a string, params that are not an object or array, an id that is not a string, number
-    or null, and an answer to a request the bridge did not send (``sent``: the ids of those still
+    or null, a notification other than ``session/update`` and extensions (``_...``), a
+    ``session/update`` that is not valid ACP (the SDK would log a traceback for these two and
+    drop them), and an answer to a request the bridge did not send (``sent``: the ids of those still
     unanswered; an answer passed on leaves it). An ``error`` answer whose error is not an object
     with an integer ``code`` and a string ``message`` is passed on as error
     :data:`MALFORMED_ERROR_CODE` (the request it answers must end, or the turn would wait forever)."""

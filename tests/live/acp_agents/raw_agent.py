@@ -18,6 +18,8 @@ comes between the first chunk and the rest (unless the mode says otherwise):
 - ``bad-method``: a notification whose method is a number and a request whose method is a list;
 - ``bad-params``: a ``session/update`` whose params are a string and a request whose params are
   a number;
+- ``bad-notification``: a ``session/update`` of a kind ACP does not have, and a notification
+  that is not ACP's;
 - ``lone-surrogate``: its last chunk ends with a lone surrogate (``scripted.RAW_LONE``, written as
   the escape ``\\ud800``, which JSON allows);
 - ``early-flood``: ``scripted.RAW_EARLY_UPDATES`` ``available_commands_update`` notifications
@@ -53,6 +55,7 @@ MODES = (
     "unknown-id",
     "bad-method",
     "bad-params",
+    "bad-notification",
     "lone-surrogate",
     "early-flood",
     "early-garbage",
@@ -97,6 +100,10 @@ def misbehave(mode: str, rid: Any, ids: dict[str, Any]) -> bytes:
     if mode == "bad-params":
         return line({"jsonrpc": "2.0", "method": "session/update", "params": "x"}) + line(
             {"jsonrpc": "2.0", "id": 901, "method": "session/request_permission", "params": 5}
+        )
+    if mode == "bad-notification":
+        return update("bogus", content={"type": "text", "text": "not shown"}) + line(
+            {"jsonrpc": "2.0", "method": "foo/bar", "params": {}}
         )
     return b""
 
