@@ -5,6 +5,9 @@ error answer that is not an error object still ends its request."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -134,3 +137,21 @@ def test_an_error_that_is_not_an_error_object_still_ends_its_request(error: Any)
 def test_an_error_object_passes_as_it_is() -> None:
     answer = {"jsonrpc": "2.0", "id": 4, "error": {"code": -32000, "message": "no key", "data": [1]}}
     assert vet(answer, {4}) == (answer, None)
+
+
+def test_what_the_sdk_logs_goes_to_the_log_on_one_line_without_a_traceback() -> None:
+    """The SDK logs a task's failure with ``logging.exception`` (a killed agent's stdin, ...): in a
+    bridged child that is one line on stderr, never a traceback."""
+    code = (
+        "import logging\n"
+        "from fenwire_fast.live.acp import _log_on_one_line\n"
+        "_log_on_one_line()\n"
+        "try:\n"
+        "    raise BrokenPipeError(32, 'Broken pipe')\n"
+        "except OSError as exc:\n"
+        "    logging.exception('Send loop failed', exc_info=exc)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "fenwire child: root ERROR: Send loop failed BrokenPipeError: [Errno 32] Broken pipe\n"

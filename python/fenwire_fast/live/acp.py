@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 import os
 import queue
 import signal
@@ -98,6 +99,32 @@ def bridge(config: dict[str, Any]) -> AcpBridge:
         init_timeout=_seconds(config, "init_timeout", DEFAULT_INIT_TIMEOUT),
         run_deadline=None if run_deadline is None else float(run_deadline),
     )
+
+
+class _OneLine(logging.Formatter):
+    """A log record on one line: an exception as its type and message, never a traceback."""
+
+    def formatException(self, ei: Any) -> str:
+        exc = ei[1] if ei else None
+        return f"{type(exc).__name__}: {exc}" if exc is not None else ""
+
+    def formatStack(self, stack_info: str) -> str:
+        return ""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return " ".join(super().format(record).split("\n"))
+
+
+def _log_on_one_line() -> None:
+    """The SDK logs what fails in its tasks (a write to an agent that was killed, ...) with
+    ``logging``, which would put tracebacks in the run's log: unless the process configured
+    logging itself, its records go to stderr one line each (see :class:`_OneLine`)."""
+    root = logging.getLogger()
+    if root.handlers:
+        return
+    handler = logging.StreamHandler()
+    handler.setFormatter(_OneLine("fenwire child: %(name)s %(levelname)s: %(message)s"))
+    root.addHandler(handler)
 
 
 def _exit_text(code: int) -> str:
@@ -252,6 +279,7 @@ class AcpBridge:
     def start(self) -> list[dict[str, Any]]:
         """Start the agent; ``initialize`` and ``session/new``; ``agent-started``."""
         deadline, self._start_bound = self._start_deadline()
+        _log_on_one_line()
         process = self._spawn()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="fenwire-acp-loop", daemon=True)
