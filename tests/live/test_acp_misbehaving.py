@@ -62,6 +62,9 @@ EARLY_FLOOD_BOUND = 300.0
 #: the bound on the early-flood child's peak RSS (KiB): it peaked at 48 MiB with the 300,000
 #: updates bounded, at 253 MiB holding them all
 PEAK_RSS_KIB = 150 * 1024
+#: the request-flood run's deadline: time enough for the child to read all 100,000 requests, had
+#: it not stopped (it read about 5,000 a second on a loaded 2-core machine)
+REQUEST_FLOOD_DEADLINE = 20.0
 #: raw_agent's modes (JSON-RPC that the SDK's receive loop cannot take); the last fails its run
 RAW_MODES = [
     "deep-line",
@@ -285,6 +288,39 @@ def test_many_skipped_lines_before_session_new_do_not_stop_the_reading(tmp_path:
     )
     drive([run], timeout=BOUND)
     assert run.problems() == [], run.describe()
+    assert_clean(run)
+
+
+def test_an_agent_that_asks_without_reading_the_answers_is_read_no_further(tmp_path: Path) -> None:
+    """100,000 requests written without reading stdin, where their answers wait: the child stops
+    reading the agent's stdout once QUEUE_HIGH answers wait (as on a pipe: the agent now waits
+    too), rather than holding every request and its answer (3.7 KiB each); the run's deadline
+    still ends the run, and the agent's group is killed after the grace."""
+    peak: list[int] = []
+
+    def sample(run: Run) -> bool:
+        try:
+            peak.append(_peak_rss_kib(run.child.pid))
+        except (OSError, AssertionError):
+            pass  # the child has just exited
+        return False
+
+    def script(run: Run) -> Any:
+        yield sample
+
+    run = spawn_run(
+        "request-flood",
+        agent_command("raw_agent.py", "--mode", "request-flood"),
+        script=script,
+        pid_dir=str(tmp_path),
+        timeout=REQUEST_FLOOD_DEADLINE,
+        acp_grace=GRACE,
+    )
+    drive([run], timeout=BOUND + REQUEST_FLOOD_DEADLINE)
+    assert peak, run.describe()
+    assert max(peak) < PEAK_RSS_KIB, f"the child's peak RSS was {max(peak)} KiB\n{run.describe()}"
+    assert run.child.status == "timed-out", run.describe()
+    assert check(run.events, controls=run.controls) == [], run.describe()
     assert_clean(run)
 
 

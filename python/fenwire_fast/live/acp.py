@@ -48,7 +48,7 @@ from acp.schema import ClientCapabilities, Implementation, NewSessionResponse, T
 from pydantic import ValidationError
 
 from . import orphans
-from .acp_client import PERMISSIONS, BridgeClient, Item, RequestWriter, StdoutFramer, new_marker
+from .acp_client import PERMISSIONS, BridgeClient, Item, Outstanding, RequestWriter, StdoutFramer, new_marker
 from .acp_map import ToolCalls, TurnMapper, map_stop_reason
 from .agent import AgentFailure, TurnContext, TurnInput, TurnInterrupted, TurnResult, Wait
 from .stderr_tail import StderrTail
@@ -199,11 +199,11 @@ class AcpBridge:
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=4 << 20)
         assert process.stdin is not None and process.stdout is not None
-        sent: set[int] = set()  # the requests sent and not yet answered (see vet_message)
-        await loop.connect_read_pipe(lambda: StdoutFramer(reader, self._marker, self._out, sent), process.stdout)
+        outstanding = Outstanding()  # the requests not yet answered, either way
+        await loop.connect_read_pipe(lambda: StdoutFramer(reader, self._marker, self._out, outstanding), process.stdout)
         transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, process.stdin)
         self._stdin = transport
-        writer = RequestWriter(transport, protocol, loop, sent)
+        writer = RequestWriter(transport, protocol, loop, outstanding)
         # the SDK asks for the whole Client protocol; the bridge answers what a client without fs or
         # terminal capabilities must (the SDK answers the rest "method not found")
         self._conn = connect_to_agent(cast(Client, self._client), writer, reader)

@@ -32,6 +32,7 @@ __all__ = [
     "BridgeClient",
     "StdoutFramer",
     "RequestWriter",
+    "Outstanding",
     "LINE_CAP",
     "MAX_DEPTH",
     "EARLY_CAP",
@@ -296,34 +297,50 @@ def vet_message(line: bytes, sent: set[int]) -> tuple[dict[str, Any] | None, str
     return _vet_answer(message, sent)
 
 
+class Outstanding:
+    """What is waiting for an answer between the bridge and the agent: the ids of the bridge's
+    requests (``sent``), and how many of the agent's requests the bridge has not answered yet
+    (``asked``; their answers wait for the agent to read its stdin)."""
+
+    def __init__(self) -> None:
+        self.sent: set[int] = set()
+        self.asked = 0
+
+
 class RequestWriter(asyncio.StreamWriter):
-    """The agent's stdin as the SDK writes to it: notes in ``sent`` the id of every request the
-    bridge sends, so that an answer to anything else can be told apart (:func:`vet_message`)."""
+    """The agent's stdin as the SDK writes to it: notes the id of every request the bridge sends
+    (so that an answer to anything else can be told apart, see :func:`vet_message`) and counts
+    the answers to the agent's requests as they are written (see :class:`StdoutFramer`)."""
 
     def __init__(
         self,
         transport: asyncio.WriteTransport,
         protocol: asyncio.BaseProtocol,
         loop: asyncio.AbstractEventLoop,
-        sent: set[int],
+        outstanding: Outstanding,
     ) -> None:
         super().__init__(transport, protocol, None, loop)
-        self.sent = sent
+        self.outstanding = outstanding
         self._partial = b""
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         super().write(data)
         *lines, self._partial = (self._partial + bytes(data)).split(b"\n")
         for line in lines:
-            if b'"method"' not in line or b'"id"' not in line:
-                continue  # a notification or an answer of the bridge's
+            if b'"id"' not in line:
+                continue  # a notification of the bridge's
             try:
                 message = json.loads(line)
             except ValueError:
                 continue
-            rid = message.get("id") if isinstance(message, dict) and "method" in message else None
+            if not isinstance(message, dict) or "id" not in message:
+                continue
+            if "method" not in message:  # an answer to one of the agent's requests
+                self.outstanding.asked = max(0, self.outstanding.asked - 1)
+                continue
+            rid = message["id"]
             if isinstance(rid, int) and not isinstance(rid, bool):
-                self.sent.add(rid)
+                self.outstanding.sent.add(rid)
 
 
 class StdoutFramer(asyncio.Protocol):
@@ -333,17 +350,22 @@ class StdoutFramer(asyncio.Protocol):
     ``marker``) that becomes an ``info`` in its place, so the order of what the agent wrote is kept.
 
     Reading pauses while the turn has :data:`QUEUE_HIGH` items or more still to take (an agent
-    that writes faster than the run can write events waits, as on any pipe), until fewer than
-    :data:`QUEUE_LOW` are left."""
+    that writes faster than the run can write events waits, as on any pipe), or as many of the
+    agent's requests wait for their answers to be written (an agent that does not read its stdin
+    while it asks), until fewer than :data:`QUEUE_LOW` are left."""
 
     def __init__(
-        self, reader: asyncio.StreamReader, marker: str, out: queue.SimpleQueue[Item], sent: set[int] | None = None
+        self,
+        reader: asyncio.StreamReader,
+        marker: str,
+        out: queue.SimpleQueue[Item],
+        outstanding: Outstanding | None = None,
     ) -> None:
         self.reader = reader
         self.marker = marker
         self.out = out
-        #: the ids of the requests the bridge sent that have no answer yet (see RequestWriter)
-        self.sent: set[int] = sent if sent is not None else set()
+        #: the requests either side has not answered yet (see RequestWriter)
+        self.outstanding = outstanding if outstanding is not None else Outstanding()
         self.framer = Framer(max_line_bytes=LINE_CAP)
         self.loop = asyncio.get_running_loop()
         self.eof = self.loop.create_future()
@@ -354,8 +376,12 @@ class StdoutFramer(asyncio.Protocol):
         assert isinstance(transport, asyncio.ReadTransport)
         self.transport = transport
 
+    def _backlog(self) -> int:
+        """The larger of the turn's queue and the agent's requests still to answer."""
+        return max(self.out.qsize(), self.outstanding.asked)
+
     def _throttle(self) -> None:
-        if not self.paused and self.transport is not None and self.out.qsize() >= QUEUE_HIGH:
+        if not self.paused and self.transport is not None and self._backlog() >= QUEUE_HIGH:
             self.paused = True
             self.transport.pause_reading()
             self.loop.call_later(RESUME_POLL, self._resume)
@@ -363,7 +389,7 @@ class StdoutFramer(asyncio.Protocol):
     def _resume(self) -> None:
         if self.transport is None or self.transport.is_closing():
             return
-        if self.out.qsize() >= QUEUE_LOW:
+        if self._backlog() >= QUEUE_LOW:
             self.loop.call_later(RESUME_POLL, self._resume)
             return
         self.paused = False
@@ -383,12 +409,14 @@ class StdoutFramer(asyncio.Protocol):
 
     def _line(self, line: bytes) -> None:
         try:
-            message, note = vet_message(line, self.sent)
+            message, note = vet_message(line, self.outstanding.sent)
         except Exception as exc:  # noqa: BLE001 - one unreadable line must not lose the rest of the read
             message, note = None, f"ACP agent wrote a line the bridge could not read ({type(exc).__name__}); skipped"
         if note is not None:
             self._note(note)
         if message is not None:
+            if "method" in message and "id" in message:
+                self.outstanding.asked += 1  # the SDK answers it (see RequestWriter)
             self.reader.feed_data(line + b"\n" if note is None else json.dumps(message).encode() + b"\n")
 
     def eof_received(self) -> bool | None:

@@ -20,6 +20,8 @@ comes between the first chunk and the rest (unless the mode says otherwise):
   a number;
 - ``bad-notification``: a ``session/update`` of a kind ACP does not have, and a notification
   that is not ACP's;
+- ``request-flood``: ``scripted.RAW_REQUESTS`` ``fs/read_text_file`` requests, written without
+  reading its stdin (where their answers wait) in between;
 - ``lone-surrogate``: its last chunk ends with a lone surrogate (``scripted.RAW_LONE``, written as
   the escape ``\\ud800``, which JSON allows);
 - ``early-flood``: ``scripted.RAW_EARLY_UPDATES`` ``available_commands_update`` notifications
@@ -42,6 +44,7 @@ from scripted import (
     RAW_EARLY_GARBAGE,
     RAW_EARLY_UPDATES,
     RAW_LONE,
+    RAW_REQUESTS,
     RAW_UNKNOWN_ID,
     SESSION,
 )
@@ -57,6 +60,7 @@ MODES = (
     "bad-params",
     "bad-notification",
     "lone-surrogate",
+    "request-flood",
     "early-flood",
     "early-garbage",
 )
@@ -101,6 +105,15 @@ def misbehave(mode: str, rid: Any, ids: dict[str, Any]) -> bytes:
         return line({"jsonrpc": "2.0", "method": "session/update", "params": "x"}) + line(
             {"jsonrpc": "2.0", "id": 901, "method": "session/request_permission", "params": 5}
         )
+    if mode == "request-flood":
+        read = {"sessionId": SESSION, "path": "/etc/hostname"}
+        for start in range(0, RAW_REQUESTS, 1000):
+            asks = (
+                line({"jsonrpc": "2.0", "id": start + i, "method": "fs/read_text_file", "params": read})
+                for i in range(1000)
+            )
+            write(b"".join(asks))
+        return b""
     if mode == "bad-notification":
         return update("bogus", content={"type": "text", "text": "not shown"}) + line(
             {"jsonrpc": "2.0", "method": "foo/bar", "params": {}}

@@ -106,5 +106,7 @@ RAW_EARLY_UPDATES = 300_000
 #: raw_agent early-garbage: how many lines that are not JSON (100 bytes each: more than a few reads
 #: of the pipe) it writes before answering session/new
 RAW_EARLY_GARBAGE = 10_000
+#: raw_agent request-flood: how many requests it writes without reading the answers
+RAW_REQUESTS = 100_000
 #: raw_agent lone-surrogate: what its last chunk ends with
 RAW_LONE = "\ud800"
