@@ -554,12 +554,64 @@ def expect_bad(mode: str, *, init_timeout: float | None = None) -> Expect:
         "banner": [not_json],
         "long-line": [f"ACP agent wrote a line of {LINE_CAP} bytes or more; skipped"],
         "unknown-session": [f"ACP update for unknown session {scripted.BAD_UNKNOWN_SESSION} skipped"],
+        "stderr-flood": [],
     }[mode]
     patterns: list[str] = []
     # the others come inside the turn, exactly once; the banner before initialize is answered (the
     # spec does not say where its info goes: before ready or in the first turn)
     turn = TurnExpect(text=message, tools=[], infos=None if mode == "banner" else infos, stop_reason="stop")
     return Expect(turns=[turn], model="bad-agent", infos=infos, info_patterns=patterns)
+
+
+#: raw_agent's modes -> the infos (regexes) its run must show; the first ones go in the message
+_ID = "an id that is not a string, number or null"
+RAW_INFOS = {
+    "deep-line": [r"^ACP agent wrote a message nested more than \d+ levels deep; skipped$"],
+    "list-id": [rf"^ACP agent answered with {_ID} \(\[\d+\]\); skipped$"],
+    "object-id": [rf"^ACP agent answered with {_ID} \(\{{\"id\": \d+\}}\); skipped$"],
+    "bool-id": [rf"^ACP agent answered with {_ID} \(true\); skipped$"],
+    "error-string": [r'^ACP agent answered request \d+ with a malformed error \("boom"\); read as error -32603$'],
+    "unknown-id": [
+        rf"^ACP agent answered a request the bridge did not send or that had its answer \(id {scripted.RAW_UNKNOWN_ID}\); skipped$",
+        r"^ACP agent answered a request the bridge did not send or that had its answer \(id 1\); skipped$",
+    ],
+    "bad-method": [
+        r"^ACP agent sent a message whose method is not a string \(5\); skipped$",
+        r'^ACP agent sent a message whose method is not a string \(\["session/request_permission"\]\); skipped$',
+    ],
+    "bad-notification": [
+        r"^ACP agent sent a session/update that is not valid ACP \(update: Input tag 'bogus' .*\); skipped$",
+        r'^ACP agent sent a notification the bridge does not know \("foo/bar"\); skipped$',
+    ],
+    "bad-params": [
+        r'^ACP agent sent "session/update" with params that are not an object or array; skipped$',
+        r'^ACP agent sent "session/request_permission" with params that are not an object or array; skipped$',
+    ],
+}
+
+
+#: raw_agent lone-surrogate's answer: the wire escapes the lone surrogate and says so
+RAW_LONE_TEXT = "".join(scripted.BAD_MESSAGE) + "\\uD800\n\n[fenwire: 1 unsafe character escaped]"
+
+
+def expect_raw(mode: str) -> Expect:
+    """raw_agent's run in ``mode``: the infos of :data:`RAW_INFOS`; the answer whole and the run
+    ``done``, except ``error-string``, whose error answer fails the run."""
+    if mode == "lone-surrogate":
+        turn = TurnExpect(text=RAW_LONE_TEXT, tools=[], infos=[], stop_reason="stop")
+        return Expect(turns=[turn], model="raw-agent")
+    patterns = RAW_INFOS[mode]
+    if mode == "error-string":
+        turn = TurnExpect(text_ok=lambda t: t in (None, scripted.BAD_MESSAGE[0]), tools=[], stop_reason="error")
+        return Expect(
+            turns=[turn],
+            status="failed",
+            error_prefix="ACP agent answered session/prompt with error -32603: malformed error answer",
+            model="raw-agent",
+            info_patterns=patterns,
+        )
+    turn = TurnExpect(text="".join(scripted.BAD_MESSAGE), tools=[], stop_reason="stop")
+    return Expect(turns=[turn], model="raw-agent", info_patterns=patterns)
 
 
 # -- driving bridged children (for the tests) -------------------------------------------------------------
@@ -601,6 +653,8 @@ class Run:
     sent: dict[str, int] = field(default_factory=dict)
     sent_at: dict[str, float] = field(default_factory=dict)
     log: str = ""
+    #: the size of the child's log (its stdout and stderr) on disk when it finished
+    log_bytes: int = 0
     timed_out: bool = False
     script_error: BaseException | None = None
     agent_pid: int | None = None
@@ -718,6 +772,10 @@ def drive(runs: Iterable[Run], *, timeout: float = HANG_GUARD) -> dict[str, Run]
     finally:
         for run in runs:
             run.log = run.child.log_text()
+            try:
+                run.log_bytes = os.path.getsize(run.child.log_path)
+            except OSError:
+                pass
             if run.pid_file is not None:
                 run.agent_pid = read_pid(run.pid_file)
             run.child.cleanup()

@@ -10,10 +10,12 @@ from fenwire_fast.live.agent import TurnContext, TurnGenerator, TurnInput, TurnI
 
 
 class EchoAgent:
-    """One step per turn: echoes the input and reports its own result."""
+    """One step per turn: echoes the input and reports its own result (config: the text's
+    ``prefix``, the ``stop_reason``)."""
 
     def __init__(self, config: dict[str, Any] | None = None) -> None:
         self.prefix = (config or {}).get("prefix", "echo: ")
+        self.stop_reason = (config or {}).get("stop_reason", "end_turn")
         self.closed = False
 
     def start(self) -> list[dict[str, Any]]:
@@ -24,7 +26,7 @@ class EchoAgent:
         yield {"type": "assistant-text-delta", "content-index": 0, "delta": request.text}
         text = f"{self.prefix}{request.text} (turn {request.turn}, tools {request.tools})"
         yield {"type": "assistant-text", "final?": True, "content-index": 0, "text": text}
-        return TurnResult(stop_reason="end_turn", usage={"input": 3, "output": 5}, text=text)
+        return TurnResult(stop_reason=self.stop_reason, usage={"input": 3, "output": 5}, text=text)
 
 
 def echo(config: dict[str, Any] | None = None) -> EchoAgent:

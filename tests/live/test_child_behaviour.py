@@ -36,6 +36,8 @@ HANG_BLOCK = {"steps": 2, "deltas": 2, "tools": 1, "hang_step": 1, "hang": "bloc
 #: its tool by then; if it is not, the scenario is run again with more time (rerun_until_arranged)
 DEADLINE = 5.0
 BIG = {"steps": 1, "deltas": 2, "final_bytes": 100_000}
+#: an agent whose text and stop reason the wire cannot carry as they are
+UNSAFE = {"prefix": "lone \ud800 surrogate, escape \x1b[31m: ", "stop_reason": "end\udc80turn"}
 
 
 def line(seq: int, type_: str, run: str, **payload: Any) -> bytes:
@@ -152,6 +154,14 @@ def scenarios() -> list[Scenario]:
             prompt="hello",
             kwargs={
                 "command": python_child_command("--agent", "live_agents:echo", "--agent-config", '{"prefix": "ECHO "}')
+            },
+        ),
+        Scenario(
+            "unsafe-text",
+            lambda ctx: close_when_idle(ctx),
+            prompt="hello",
+            kwargs={
+                "command": python_child_command("--agent", "live_agents:echo", "--agent-config", json.dumps(UNSAFE))
             },
         ),
         Scenario(
@@ -373,6 +383,22 @@ def test_user_agent_loaded_with_agent_flag(out: dict[str, Outcome]) -> None:
     assert result["usage"] == {"input": 3, "output": 5}
     complete = o.events[o.index("turn-complete")]
     assert complete["usage"] == {"input": 3, "output": 5} and complete["stop-reason"] == "end_turn"
+
+
+def test_a_final_text_with_a_lone_surrogate_is_scrubbed_as_its_events_are(out: dict[str, Outcome]) -> None:
+    """The turn's own text (``TurnResult.text``) and stop reason hold a lone surrogate and an
+    escape character: the ``result`` carries them scrubbed exactly as the ``assistant-text`` event
+    was (the run's answer is not lost), and ``turn-complete`` and ``result`` agree on the stop reason."""
+    o = out["unsafe-text"]
+    _ok(o)
+    assert o.status == "done" and o.child.returncode == 0, o.describe()
+    result = o.child.channel.result
+    assert result is not None, o.describe()
+    shown = o.events[o.index("assistant-text")]["text"]
+    assert "\\uD800" in shown and "\\x1B[31m" in shown and shown.startswith("lone "), shown
+    assert result["final-text"] == shown == o.child.channel.final_text
+    complete = o.events[o.index("turn-complete")]
+    assert complete["stop-reason"] == result["stop-reason"] == "end\\uDC80turn\n\n[fenwire: 1 unsafe character escaped]"
 
 
 def test_big_events_are_bounded_and_script_exact(out: dict[str, Outcome]) -> None:

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Iterator
 
 import pytest
-from fenwire_fast.live.stderr_tail import KEEP, LAST_LINE_CHARS, StderrTail
+from fenwire_fast.live.stderr_tail import KEEP, LAST_LINE_CHARS, PASS_ON_CAP, StderrTail
 
 
 def _read_all(fd: int) -> bytes:
@@ -29,9 +29,9 @@ def out() -> Iterator[tuple[int, int]]:
             pass
 
 
-def _tail_of(data: bytes, out_fd: int) -> StderrTail:
+def _tail_of(data: bytes, out_fd: int, cap: int = PASS_ON_CAP) -> StderrTail:
     r, w = os.pipe()
-    tail = StderrTail(os.fdopen(r, "rb", buffering=0), out_fd=out_fd)
+    tail = StderrTail(os.fdopen(r, "rb", buffering=0), out_fd=out_fd, cap=cap)
     with os.fdopen(w, "wb") as writer:
         writer.write(data)
     assert tail.join(5.0), "the copy did not end at the pipe's end"
@@ -88,3 +88,37 @@ def test_a_closed_stderr_loses_the_copy_but_not_the_tail(out: tuple[int, int]) -
     os.close(out[0])  # writes to out[1] now fail (EPIPE; Python ignores SIGPIPE)
     tail = _tail_of(b"first\nlast words\n", out[1])
     assert tail.last_line() == "last words"
+
+
+def cut_note(cap: int) -> bytes:
+    return b"\n[fenwire: this stderr is cut here, after %d bytes; the rest is dropped]\n" % cap
+
+
+def test_only_the_first_cap_bytes_are_passed_on_the_cut_and_the_rest_noted(out: tuple[int, int]) -> None:
+    data = b"x" * 5000 + b"\nlast words\n"
+    tail = _tail_of(data, out[1], cap=1000)
+    os.close(out[1])
+    dropped = len(data) - 1000
+    assert (
+        _read_all(out[0])
+        == data[:1000] + cut_note(1000) + b"[fenwire: %d more bytes of this stderr dropped]\n" % dropped
+    )
+    assert tail.dropped == dropped
+    assert tail.last_line() == "last words"  # the tail is kept from everything, dropped or not
+
+
+def test_the_cut_is_noted_at_the_first_byte_dropped(out: tuple[int, int]) -> None:
+    tail = _tail_of(b"", out[1], cap=4)
+    for chunk in (b"ab", b"cd", b"e", b"fg"):  # the cap is reached exactly, then passed
+        tail._pass_some(chunk)
+    os.close(out[1])
+    assert _read_all(out[0]) == b"abcd" + cut_note(4)
+    assert tail.dropped == 3
+
+
+def test_a_stream_within_the_cap_has_no_note(out: tuple[int, int]) -> None:
+    data = b"y" * 999 + b"\n"
+    tail = _tail_of(data, out[1], cap=1000)
+    os.close(out[1])
+    assert _read_all(out[0]) == data and tail.dropped == 0
+    assert PASS_ON_CAP == 4 * 1024 * 1024  # the cap docs/acp.md gives

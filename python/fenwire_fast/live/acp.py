@@ -7,7 +7,9 @@ the child however the child dies), talks ACP to it with the ``agent-client-proto
 
 - ``start()``: ``initialize`` and ``session/new`` (cwd: the child's) within ``init_timeout``
   seconds, and never past ``run_deadline`` (the run's deadline, Unix seconds, when it has one);
-  yields ``agent-started`` (provider ``acp``, model: the agent's name);
+  yields ``agent-started`` (provider ``acp``, model: the agent's name); what the agent sends
+  before ``session/new`` is answered is kept for the first turn, at most
+  :data:`~fenwire_fast.live.acp_client.EARLY_CAP` updates and notes (the rest counted in an ``info``);
 - a turn: ``user`` (the turn's text), ``llm-start``, the mapped updates (:mod:`~fenwire_fast.live.acp_map`), ``llm-end`` with the
   prompt's stop reason; the finalize turn asks for a plain answer without tools; in a traced run
   the request's ``_meta`` carries ``{"traceparent": ctx.traceparent}``;
@@ -15,9 +17,11 @@ the child however the child dies), talks ACP to it with the ``agent-client-proto
   until the prompt answers, or ``grace`` seconds pass and the agent's process group is killed;
 - a failure (the agent exits, answers with an error, or does not answer in time) fails the run with
   an :class:`~fenwire_fast.live.agent.AgentFailure` whose message starts with ``ACP agent``;
-- the agent's stdout is read through a line framer with a 1 MiB cap: lines that are not JSON-RPC,
-  or too long, are skipped and reported as ``info``;
-- the agent's stderr goes on to the child's stderr (the run's log), and its last line, bounded,
+- the agent's stdout is read through a line framer with a 1 MiB cap: lines that are not JSON-RPC
+  2.0 (see :func:`~fenwire_fast.live.acp_client.vet_message`), or too long, are skipped and
+  reported as ``info``; an error answer that is not a JSON-RPC error object is read as error -32603;
+- the agent's stderr goes on to the child's stderr (the run's log; its first 4 MiB, see
+  :data:`~fenwire_fast.live.stderr_tail.PASS_ON_CAP`), and its last line, bounded,
   ends the error of a run the agent failed by exiting, closing its stdout or not answering in time;
 - ``close()``: close the agent's stdin, give it a moment, kill its group.
 
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 import os
 import queue
 import signal
@@ -39,11 +44,11 @@ from typing import Any, TypeVar, cast
 
 from acp import PROTOCOL_VERSION, Client, RequestError, connect_to_agent
 from acp.client.connection import ClientSideConnection
-from acp.schema import ClientCapabilities, Implementation, TextContentBlock
+from acp.schema import ClientCapabilities, Implementation, NewSessionResponse, TextContentBlock
 from pydantic import ValidationError
 
 from . import orphans
-from .acp_client import PERMISSIONS, BridgeClient, Item, StdoutFramer, new_marker
+from .acp_client import PERMISSIONS, BridgeClient, Item, Outstanding, RequestWriter, StdoutFramer, new_marker
 from .acp_map import ToolCalls, TurnMapper, map_stop_reason
 from .agent import AgentFailure, TurnContext, TurnInput, TurnInterrupted, TurnResult, Wait
 from .stderr_tail import StderrTail
@@ -94,6 +99,32 @@ def bridge(config: dict[str, Any]) -> AcpBridge:
         init_timeout=_seconds(config, "init_timeout", DEFAULT_INIT_TIMEOUT),
         run_deadline=None if run_deadline is None else float(run_deadline),
     )
+
+
+class _OneLine(logging.Formatter):
+    """A log record on one line: an exception as its type and message, never a traceback."""
+
+    def formatException(self, ei: Any) -> str:
+        exc = ei[1] if ei else None
+        return f"{type(exc).__name__}: {exc}" if exc is not None else ""
+
+    def formatStack(self, stack_info: str) -> str:
+        return ""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return " ".join(super().format(record).split("\n"))
+
+
+def _log_on_one_line() -> None:
+    """The SDK logs what fails in its tasks (a write to an agent that was killed, ...) with
+    ``logging``, which would put tracebacks in the run's log: unless the process configured
+    logging itself, its records go to stderr one line each (see :class:`_OneLine`)."""
+    root = logging.getLogger()
+    if root.handlers:
+        return
+    handler = logging.StreamHandler()
+    handler.setFormatter(_OneLine("fenwire child: %(name)s %(levelname)s: %(message)s"))
+    root.addHandler(handler)
 
 
 def _exit_text(code: int) -> str:
@@ -168,10 +199,11 @@ class AcpBridge:
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=4 << 20)
         assert process.stdin is not None and process.stdout is not None
-        await loop.connect_read_pipe(lambda: StdoutFramer(reader, self._marker, self._out), process.stdout)
+        outstanding = Outstanding()  # the requests not yet answered, either way
+        await loop.connect_read_pipe(lambda: StdoutFramer(reader, self._marker, self._out, outstanding), process.stdout)
         transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, process.stdin)
         self._stdin = transport
-        writer = asyncio.StreamWriter(transport, protocol, None, loop)
+        writer = RequestWriter(transport, protocol, loop, outstanding)
         # the SDK asks for the whole Client protocol; the bridge answers what a client without fs or
         # terminal capabilities must (the SDK answers the rest "method not found")
         self._conn = connect_to_agent(cast(Client, self._client), writer, reader)
@@ -247,6 +279,7 @@ class AcpBridge:
     def start(self) -> list[dict[str, Any]]:
         """Start the agent; ``initialize`` and ``session/new``; ``agent-started``."""
         deadline, self._start_bound = self._start_deadline()
+        _log_on_one_line()
         process = self._spawn()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="fenwire-acp-loop", daemon=True)
@@ -265,11 +298,16 @@ class AcpBridge:
         )
         if init.agent_info is not None and init.agent_info.name:
             self.model = init.agent_info.name
-        session = self._phase("session/new", conn.new_session(cwd=os.getcwd(), mcp_servers=[]), deadline)
+        session = self._phase("session/new", self._new_session(conn), deadline)
         self.session_id = session.session_id
-        assert self._loop is not None
-        self._loop.call_soon_threadsafe(self._client.set_session, session.session_id)
         return [{"type": "agent-started", "provider": "acp", "model": self.model}]
+
+    async def _new_session(self, conn: ClientSideConnection) -> NewSessionResponse:
+        """``session/new``; its session is the client's at once, on the loop (so an update the
+        agent sends right after the answer is not taken for one that came before it)."""
+        session = await conn.new_session(cwd=os.getcwd(), mcp_servers=[])
+        self._client.set_session(session.session_id)
+        return session
 
     async def _prompt(self, session_id: str, text: str, traceparent: str | None = None) -> None:
         assert self._conn is not None

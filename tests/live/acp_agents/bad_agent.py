@@ -12,7 +12,9 @@
 - ``unknown-session``: sends one update for a session that does not exist between two message
   chunks, then works normally;
 - ``banner``: writes a line that is not JSON (a greeting) before its answer to ``initialize``,
-  then works normally.
+  then works normally;
+- ``stderr-flood``: writes ``scripted.BAD_STDERR_FLOOD_BYTES`` bytes of lines to stderr between
+  two message chunks, then works normally.
 
 Working normally: the message ``scripted.BAD_MESSAGE``, then ``end_turn``.
 """
@@ -36,11 +38,22 @@ from scripted import (
     BAD_MESSAGE,
     BAD_MID_TURN_STDERR,
     BAD_START_STDERR,
+    BAD_STDERR_FLOOD_BYTES,
     BAD_UNKNOWN_SESSION,
     SESSION,
 )
 
-MODES = ("no-init", "no-session", "exit-at-start", "exit-mid-turn", "garbage", "long-line", "unknown-session", "banner")
+MODES = (
+    "no-init",
+    "no-session",
+    "exit-at-start",
+    "exit-mid-turn",
+    "garbage",
+    "long-line",
+    "unknown-session",
+    "banner",
+    "stderr-flood",
+)
 
 
 class BadAgent(ScriptedAgent):
@@ -80,6 +93,12 @@ class BadAgent(ScriptedAgent):
                 },
             }
             await self.raw(json.dumps(note).encode() + b"\n")
+        elif mode == "stderr-flood":
+            line = b"bad-agent: " + b"log " * 29 + b"\n"  # 128 bytes
+            block = line * 8192  # 1 MiB
+            for _ in range(BAD_STDERR_FLOOD_BYTES // len(block)):
+                sys.stderr.buffer.write(block)
+            sys.stderr.buffer.flush()
         elif mode == "unknown-session":
             await self.update(acp.update_agent_message_text("not for you"), session=BAD_UNKNOWN_SESSION)
         for chunk in BAD_MESSAGE[1:]:

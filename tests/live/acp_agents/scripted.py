@@ -94,3 +94,19 @@ BAD_MID_TURN_STDERR = "bad-agent: lost its model \u2014 connection reset"
 BAD_GARBAGE_LINE = "this is not JSON-RPC {"
 BAD_BANNER = "Welcome to bad-agent 1.0 (stdout banner)"
 BAD_LONG_LINE_BYTES = 2 * 1024 * 1024
+#: bad_agent stderr-flood: how much it writes to stderr (three times the bridge's cap on it)
+BAD_STDERR_FLOOD_BYTES = 12 * 1024 * 1024
+
+#: raw_agent: how many ``[`` its deep line has (deep-line), the id of a request it answers that
+#: was never sent (unknown-id), and how many updates it sends before answering session/new
+#: (early-flood)
+RAW_DEEP_BRACKETS = 100_000
+RAW_UNKNOWN_ID = 4242
+RAW_EARLY_UPDATES = 300_000
+#: raw_agent early-garbage: how many lines that are not JSON (100 bytes each: more than a few reads
+#: of the pipe) it writes before answering session/new
+RAW_EARLY_GARBAGE = 10_000
+#: raw_agent request-flood: how many requests it writes without reading the answers
+RAW_REQUESTS = 100_000
+#: raw_agent lone-surrogate: what its last chunk ends with
+RAW_LONE = "\ud800"

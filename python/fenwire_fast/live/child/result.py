@@ -4,6 +4,11 @@ A turn that returns a :class:`~fenwire_fast.live.agent.TurnResult` says its stop
 final text itself; otherwise they fall back to what its events said (the ``llm-end`` stop reasons
 and summed usage, the last ``assistant-text``). An interrupted turn stops with ``aborted``, a failed
 one with ``error``. The ``result`` carries the last turn that spoke and the usage of every turn.
+
+The agent's text and stop reason are scrubbed as a display event's strings are (control characters
+and lone surrogates escaped, with the note that says so), so the wire can always carry them: the
+final text is never cut by it (a long one goes through ``final-text-path``), the stop reason is cut
+to :data:`STOP_REASON_BYTES`.
 """
 
 from __future__ import annotations
@@ -15,17 +20,29 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ... import MAX_LINE_BYTES
-from ...text import utf8_prefix
+from ...text import scrub, utf8_prefix
 from ..agent import TurnResult
 
 if TYPE_CHECKING:
     from .event_writer import EventWriter
     from .turn import Turn
 
-__all__ = ["RunResult", "add_usage", "write_final_text", "RESULT_OVERHEAD_BYTES"]
+__all__ = ["RunResult", "add_usage", "wire_text", "write_final_text", "RESULT_OVERHEAD_BYTES", "STOP_REASON_BYTES"]
 
 #: Room left in a ``result`` line for everything but the cut final text.
 RESULT_OVERHEAD_BYTES = 1024
+#: An agent's stop reason is cut to this many bytes.
+STOP_REASON_BYTES = 256
+
+
+def wire_text(text: object) -> str | None:
+    """An agent's final text as the wire carries it: scrubbed as a display event's text is
+    (control characters and lone surrogates escaped, a note added), never cut; ``None`` for
+    anything but a string."""
+    if not isinstance(text, str):
+        return None
+    # an escape is at most 6 bytes for one character, and the note far less than 256
+    return scrub(text, 6 * len(text) + 256)[0]
 
 
 def add_usage(total: dict[str, Any], usage: object) -> None:
@@ -56,6 +73,7 @@ class RunResult:
             stop_reason = str(result.stop_reason)
         else:
             stop_reason = turn.stop_reason or "none"
+        stop_reason = scrub(stop_reason, STOP_REASON_BYTES)[0]
         usage = dict(turn.usage)
         text = turn.text
         if result is not None:
@@ -80,7 +98,7 @@ class RunResult:
         file (``final-text-path``) and cut, halving the cut until the line fits (``truncated?``);
         as a last resort the line goes without the text and the usage."""
         payload: dict[str, Any] = {}
-        text = self.text
+        text = wire_text(self.text)
         if text:
             payload["final-text"] = text
         payload["stop-reason"] = self.stop_reason or "none"
