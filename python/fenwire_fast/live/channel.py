@@ -225,6 +225,7 @@ class Channel(_ChannelState):
         self.controls: dict[int, SentControl] = {}
         self.errors: list[PollError] = []
         self.events = 0
+        #: the ``seq`` of the last event read (after :meth:`resume`, the committed ones count)
         self.last_seq = 0
         self.ignored_after_exit = 0
         self.stopped = False
@@ -425,10 +426,10 @@ class Channel(_ChannelState):
                     self._stop("event file truncated", errors)
                 elif got is not None:
                     self._take_raw(got, out, errors, -1)
-        if out and self._redeliver_after:
-            out = self._raw_after_commit(out)
         if out:
-            self.last_seq = out[-1].seqs[-1]
+            self.last_seq = out[-1].seqs[-1]  # read, if not delivered (a resumed run's committed events)
+            if self._redeliver_after:
+                out = self._raw_after_commit(out)
             self.events += sum(map(len, out))
         if errors:
             self.errors.extend(errors)
