@@ -115,6 +115,8 @@ class LiveChild(StallWatchdog):
         self._terminated_at: float | None = None
         self._finished = False
         self._death_status = "failed"
+        self._died = False  # the process's end was found (its death status decided then)
+        self._draining = False
         self.group = ProcessGroup(process, term_grace)
         self._kept = kept  # listed with the keeper (a foreign command): released when the group is empty
         #: the watchdog: seconds without an event after which a running child gets ``cancel``
@@ -199,7 +201,7 @@ class LiveChild(StallWatchdog):
             if self.stall_timeout is not None and not self._stall_timed:
                 self._time_stall()
         if reap or channel.exit is not None or channel.error is not None or self.process.returncode is not None:
-            self._supervise(messages, errors, reap)
+            self._supervise(reap)
         if self.trace is not None:
             if messages:
                 self.trace.observe(messages, self)
@@ -218,7 +220,7 @@ class LiveChild(StallWatchdog):
             if self.stall_timeout is not None and not self._stall_timed:
                 self._time_stall()
         if reap or channel.exit is not None or channel.error is not None or self.process.returncode is not None:
-            self._supervise(batches, errors, reap)
+            self._supervise(reap)
         if self.trace is not None:
             for batch in batches:
                 self.trace.observe_raw(batch, self)
@@ -252,7 +254,7 @@ class LiveChild(StallWatchdog):
             if self.on_timer is not None:
                 self.on_timer(self)
 
-    def _supervise(self, messages: list[Any], errors: list[PollError], reap: bool = True) -> None:
+    def _supervise(self, reap: bool = True) -> None:
         if self._finished:
             return
         channel = self.channel
@@ -281,24 +283,19 @@ class LiveChild(StallWatchdog):
         group.supervise(time.monotonic())
         returncode = self.process.returncode
         assert returncode is not None
-        # The process is gone: whatever it wrote is in the file now. Drain it all, but a final-text
-        # file goes on being read one step per poll (as while the child lived): the child is
-        # finished once the read is done and the lines held behind its result are delivered.
-        if channel.exit is None:
-            for _ in range(100_000):
-                if channel.reading_final_text:
-                    return
-                if channel._raw:
-                    more_raw, more_errors = channel.poll_raw()
-                    self.messages += sum(map(len, more_raw))
-                    more: list[Any] = more_raw
-                else:
-                    more, more_errors = channel.poll()
-                    self.messages += len(more)
-                messages.extend(more)
-                errors.extend(more_errors)
-                if channel.exit is not None or not (more or more_errors) and not channel.pending():
-                    break
+        if not self._died:
+            self._died = True
+            # decided when the death is found: a later cancel or clock does not change the outcome
+            if self.cancel_sent:
+                self._death_status = "cancelled"
+            elif self.deadline is not None and time.time() >= self.deadline:
+                self._death_status = "timed-out"
+        # The process is gone: whatever it wrote is in the file now, and is read one bounded read
+        # per poll, as while the child lived (a final-text file one step per poll). The child is
+        # finished once its file is read to the end, or to its exit line.
+        self._draining = channel.exit is None and channel.pending()
+        if self._draining:
+            return
         if channel.exit is None and self.failure is None:
             if self.adopted:
                 how = "ended (its exit code is unknown to a parent that re-attached)"
@@ -309,11 +306,6 @@ class LiveChild(StallWatchdog):
             self.failure = f"child {how} without an exit line"
             if self.killed:
                 self.failure += f" (killed {self.grace:g} s after {self._kill_reason})"
-            # decided when the death is found: a later cancel or clock does not change the outcome
-            if self.cancel_sent:
-                self._death_status = "cancelled"
-            elif self.deadline is not None and time.time() >= self.deadline:
-                self._death_status = "timed-out"
         if group.done:
             self._release()
             self._finished = True
@@ -341,6 +333,12 @@ class LiveChild(StallWatchdog):
     def finished(self) -> bool:
         """The process has ended and every line it wrote has been read."""
         return self._finished
+
+    @property
+    def draining(self) -> bool:
+        """The process has ended, and what it wrote is still being read, one bounded read per
+        :meth:`poll` (as while it ran): poll again without waiting for a wake-up."""
+        return self._draining
 
     @property
     def returncode(self) -> int | None:
@@ -389,7 +387,7 @@ class LiveChild(StallWatchdog):
                 break
             if end is not None and time.monotonic() >= end:
                 raise TimeoutError(f"child {self.run} still running after {timeout} s")
-            if not messages and not errors:
+            if not messages and not errors and not self._draining:
                 time.sleep(interval)
         return self.status
 
