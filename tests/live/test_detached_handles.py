@@ -8,12 +8,14 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from fenwire_fast.live import durable
 from fenwire_fast.live.durable import StateDir
 from fenwire_fast.live.hub import Hub
+from live_harness import HANG_GUARD
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="durable runs need /proc and pidfds")
 
@@ -64,3 +66,57 @@ def test_last_seq_is_known_right_after_attach(tmp_path: Path, committed: int) ->
         if other.poll() is None:
             other.kill()
         other.wait()
+
+
+def _zombie(pid: int) -> bool:
+    """``pid`` is a zombie: ended, not reaped."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
+            return handle.read().rpartition(")")[2].split()[0] == "Z"
+    except FileNotFoundError:
+        return False
+
+
+def _reaped(pids: list[int]) -> None:
+    """Wait (on a condition; ``HANG_GUARD`` only against a hang) until every pid is gone: ended
+    and reaped, not a zombie."""
+    end = time.monotonic() + HANG_GUARD
+    while any(os.path.exists(f"/proc/{pid}") for pid in pids):
+        left = {pid: _zombie(pid) for pid in pids if os.path.exists(f"/proc/{pid}")}
+        assert time.monotonic() < end, f"not reaped (pid: zombie?): {left}"
+        time.sleep(0.01)
+
+
+@pytest.mark.parametrize("durable", [True, False], ids=["durable", "plain"])
+def test_a_parent_that_detached_still_reaps_the_children_it_started(tmp_path: Path, durable: bool) -> None:
+    """The children end after ``detach`` (each waits for a release file): none stays a zombie of
+    this process, which lives on."""
+    release = tmp_path / "release"
+    wait = ["sh", "-c", f'while [ ! -e "{release}" ]; do sleep 0.01; done']
+    hub = Hub(state_dir=tmp_path / "state") if durable else Hub()
+    try:
+        pids = [hub.spawn(None, command=wait).pid for _ in range(3)]
+        ended = hub.spawn(None, command=["true"]).pid  # ended before the detach
+        os.waitid(os.P_PID, ended, os.WEXITED | os.WNOWAIT)
+    finally:
+        hub.detach()
+    assert not any(_zombie(pid) for pid in pids)
+    release.touch()
+    _reaped([*pids, ended])
+
+
+def test_a_run_attached_again_in_the_same_process_and_detached_again_is_reaped(tmp_path: Path) -> None:
+    """Detached, attached (its new handle adopts it), detached again: still reaped when it ends."""
+    release = tmp_path / "release"
+    wait = ["sh", "-c", f'while [ ! -e "{release}" ]; do sleep 0.01; done']
+    hub = Hub(state_dir=tmp_path / "state")
+    try:
+        pid = hub.spawn(None, command=wait).pid
+    finally:
+        hub.detach()
+    again = Hub.attach(tmp_path / "state")
+    (child,) = again.children
+    assert child.adopted and child.pid == pid
+    again.detach()
+    release.touch()
+    _reaped([pid])

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from . import orphans
 from .channel import Channel, PollError
 from .group import ProcessGroup
+from .reaper import reap_when_ended
 from .telemetry import resolve as resolve_trace
 from .watchdog import StallWatchdog
 
@@ -418,16 +419,22 @@ class LiveChild(StallWatchdog):
         if self.trace is not None:
             self.trace.finish(self, None if self._finished else "the run was killed before it finished")
         self._release()
-        self.detach()
+        self._let_go()
         if self.owns_directory:
             shutil.rmtree(self.directory, ignore_errors=True)
 
     def detach(self) -> None:
         """Let go of the child without stopping it: close the files (and an adopted child's pidfd).
-        A durable run is then taken up again with ``Hub.attach``."""
+        A durable run is then taken up again with ``Hub.attach``. The process, if this process
+        started it, is still reaped when it ends (:mod:`~fenwire_fast.live.reaper`), so that it
+        leaves no zombie behind."""
+        self._let_go()
+
+    def _let_go(self) -> None:
         if self.trace is not None:
             self.trace.finish(self, None if self._finished else "the parent let go of the run")
         self.channel.close()
+        reap_when_ended(self.process)  # takes an adopted child's pidfd over
         close = getattr(self.process, "close", None)
         if close is not None:
             close()
