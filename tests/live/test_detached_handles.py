@@ -15,6 +15,7 @@ import pytest
 from fenwire_fast.live import durable
 from fenwire_fast.live.durable import StateDir
 from fenwire_fast.live.hub import Hub
+from fenwire_fast.live.spawn import ChildDetached
 from live_harness import HANG_GUARD
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="durable runs need /proc and pidfds")
@@ -66,6 +67,33 @@ def test_last_seq_is_known_right_after_attach(tmp_path: Path, committed: int) ->
         if other.poll() is None:
             other.kill()
         other.wait()
+
+
+def _controls(path: str) -> list[tuple[int, str]]:
+    with open(path, encoding="utf-8") as handle:
+        return [(line["seq"], line["type"]) for line in map(json.loads, handle)]
+
+
+def test_a_detached_handle_refuses_to_send_poll_or_kill(tmp_path: Path) -> None:
+    """After ``hub.detach()`` the old handle raises ``ChildDetached`` instead of sending a control
+    with a ``seq`` the attached parent already used; ``cleanup`` leaves the child alone."""
+    hub = Hub(state_dir=tmp_path / "state")
+    try:
+        old = hub.spawn("go", command=["sleep", "600"])
+    finally:
+        hub.detach()
+    assert old.detached
+    with Hub.attach(tmp_path / "state") as again:
+        (new,) = again.children
+        assert new.steer("from the new parent") == 2
+        for use in (lambda: old.steer("from the old handle"), old.cancel, old.poll, old.poll_raw, old.wait, old.kill):
+            with pytest.raises(ChildDetached, match="this handle was detached"):
+                use()
+        old.cleanup()  # nothing: the child is the new parent's
+        old.detach()  # again: nothing
+        assert _controls(new.control_path) == [(1, "prompt"), (2, "steer")]
+        assert new.process.poll() is None  # still running, the new parent's to stop
+        new.kill()
 
 
 def _zombie(pid: int) -> bool:

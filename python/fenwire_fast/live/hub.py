@@ -451,8 +451,9 @@ class Hub:
     def detach(self) -> None:
         """Let go of every child without stopping it (files, descriptors and the state dir's lock
         are released): the runs of a durable hub are taken up again with :meth:`attach`. What was
-        not committed is handed over again then. A child this process started is still reaped
-        when it ends (see :meth:`LiveChild.detach`)."""
+        not committed is handed over again then. Each child's handle is detached
+        (:meth:`LiveChild.detach`: it raises :class:`~fenwire_fast.live.spawn.ChildDetached` when
+        used), and a child this process started is still reaped when it ends."""
         self._driver.close()
         for child in self.children:
             child.detach()

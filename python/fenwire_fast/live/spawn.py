@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from .durable import StateDir
     from .tracing import RunTrace, Telemetry
 
-__all__ = ["spawn", "LiveChild", "child_command", "DEFAULT_GRACE", "DEFAULT_TERM_GRACE"]
+__all__ = ["spawn", "LiveChild", "ChildDetached", "child_command", "DEFAULT_GRACE", "DEFAULT_TERM_GRACE"]
 
 DEFAULT_GRACE = 3.0
 DEFAULT_TERM_GRACE = 1.0
@@ -77,6 +77,13 @@ def child_command(*args: str) -> list[str]:
 def _private_file(path: str) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
     os.close(fd)
+
+
+class ChildDetached(RuntimeError):
+    """A :class:`LiveChild` used after :meth:`LiveChild.detach` (or ``Hub.detach``): a detached
+    handle sends no control (it would reuse the ``seq`` of controls that a parent which attached
+    the run has sent), reads nothing and signals nothing. ``Hub.attach`` takes a durable run up
+    again, with a new handle."""
 
 
 class LiveChild(StallWatchdog):
@@ -136,6 +143,8 @@ class LiveChild(StallWatchdog):
         self.delivered_seq = durable.manifest.committed_seq if durable is not None else 0
         #: the run's OpenTelemetry spans and counts when it is traced (``spawn(trace=...)``), else ``None``
         self.trace: RunTrace | None = None
+        #: :meth:`detach` let go of the child: sending, polling and killing raise :class:`ChildDetached`
+        self.detached = False
 
     @property
     def pid(self) -> int:
@@ -158,7 +167,9 @@ class LiveChild(StallWatchdog):
     # -- controls -------------------------------------------------------------------------------
 
     def send(self, type_: str, payload: dict[str, Any] | None = None) -> int:
-        """Send a control (see :meth:`Channel.send`); ``cancel`` arms the kill backstop."""
+        """Send a control (see :meth:`Channel.send`); ``cancel`` arms the kill backstop. Raises
+        :class:`ChildDetached` once the handle was detached."""
+        self._attached()
         seq = self.channel.send(type_, payload)
         if self.trace is not None:
             self.trace.control(seq, type_)
@@ -193,7 +204,9 @@ class LiveChild(StallWatchdog):
         """Drain one chunk of events, then supervise the process (backstop, exit detection).
 
         A hub woken by the kernel passes ``woken=True`` (the file grew: no size check first) and
-        ``reap=False`` when no pidfd fired and no timer is due (the process is not asked about)."""
+        ``reap=False`` when no pidfd fired and no timer is due (the process is not asked about).
+        Raises :class:`ChildDetached` once the handle was detached."""
+        self._attached()
         messages, errors = self.channel.poll(woken=woken)
         channel = self.channel
         if messages:
@@ -213,6 +226,7 @@ class LiveChild(StallWatchdog):
     def poll_raw(self, *, woken: bool = False, reap: bool = True) -> tuple[list[ScanBatch], list[PollError]]:
         """:meth:`poll` with the events as :class:`~fenwire_fast.ScanBatch` objects (see
         :meth:`Channel.poll_raw`); the supervision is the same."""
+        self._attached()
         batches, errors = self.channel.poll_raw(woken=woken)
         channel = self.channel
         if batches:
@@ -404,13 +418,18 @@ class LiveChild(StallWatchdog):
             return ""
 
     def kill(self) -> None:
-        """SIGKILL the child's whole process group now (if anything of it still runs)."""
+        """SIGKILL the child's whole process group now (if anything of it still runs). Raises
+        :class:`ChildDetached` once the handle was detached."""
+        self._attached()
         if not self.group.leader_exited():
             self.killed = True
         self.group.kill()
 
     def cleanup(self) -> None:
-        """Kill the process if needed, reap it, close the files and remove the private directory."""
+        """Kill the process if needed, reap it, close the files and remove the private directory
+        (nothing, once the handle was detached: the child is no longer this handle's)."""
+        if self.detached:
+            return
         self.kill()
         try:
             self.process.wait(timeout=5)
@@ -425,10 +444,13 @@ class LiveChild(StallWatchdog):
 
     def detach(self) -> None:
         """Let go of the child without stopping it: close the files (and an adopted child's pidfd).
-        A durable run is then taken up again with ``Hub.attach``. The process, if this process
+        A durable run is then taken up again with ``Hub.attach``. The handle then raises
+        :class:`ChildDetached` when asked to send, poll or kill. The process, if this process
         started it, is still reaped when it ends (:mod:`~fenwire_fast.live.reaper`), so that it
         leaves no zombie behind."""
-        self._let_go()
+        if not self.detached:
+            self.detached = True
+            self._let_go()
 
     def _let_go(self) -> None:
         if self.trace is not None:
@@ -438,6 +460,13 @@ class LiveChild(StallWatchdog):
         close = getattr(self.process, "close", None)
         if close is not None:
             close()
+
+    def _attached(self) -> None:
+        if self.detached:
+            raise ChildDetached(
+                f"run {self.run}: this handle was detached; it sends, reads and signals nothing "
+                "(Hub.attach takes a durable run up again)"
+            )
 
     def __enter__(self) -> LiveChild:
         return self
