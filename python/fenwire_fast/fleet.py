@@ -188,7 +188,7 @@ class _NodeHub:
             child.returncode,
             len(channel.controls),
             len(channel.unacked),
-            len(channel.errors),
+            len(channel.errors) + channel.errors_dropped,
             channel.result is None,
         )
 

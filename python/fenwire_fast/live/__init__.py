@@ -11,6 +11,7 @@ Built on the codec in :mod:`fenwire_fast`, which imports this package only in ``
 - :mod:`~fenwire_fast.live.hub`: many children drained fairly, woken by the kernel;
 - :mod:`~fenwire_fast.live.hub_drivers`: how the hub learns which children to poll;
 - :mod:`~fenwire_fast.live.wakeups`: inotify and pidfds in one epoll, or polling;
+- :mod:`~fenwire_fast.live.reaper`: detached children reaped when they end;
 - :mod:`~fenwire_fast.live.limits`: room for many children (the open-file limit);
 - :mod:`~fenwire_fast.live.backoff`: the sleep between polls that bring nothing;
 - :mod:`~fenwire_fast.live.demo`: ``fenwire demo``.

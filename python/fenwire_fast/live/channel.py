@@ -37,7 +37,11 @@ from .final_text import DEFAULT_FINAL_TEXT_CAP, READ_STEP, FinalTextFollower, Fi
 if TYPE_CHECKING:
     from ..lines import Tailer
 
-__all__ = ["Channel", "SentControl", "PollError", "SendError", "DEFAULT_FINAL_TEXT_CAP"]
+__all__ = ["Channel", "SentControl", "PollError", "SendError", "DEFAULT_FINAL_TEXT_CAP", "ERRORS_KEPT"]
+
+#: :attr:`Channel.errors` keeps the first and the last this many errors of a run (the rest are
+#: counted in :attr:`Channel.errors_dropped`): a child cannot grow its parent's memory with bad lines
+ERRORS_KEPT = 100
 
 _MIRRORED = frozenset({"ready", "control-ack", "turn-started", "turn-complete", "result", "exit"})
 #: ``ScanBatch.types`` translated by this: 1 where a line is of a mirrored type, 0 elsewhere
@@ -185,7 +189,8 @@ class Channel(_ChannelState):
     """A parent's view of one run over its control and event files.
 
     ``send`` appends controls; ``poll`` drains events (at most ``max_bytes`` per call) and returns
-    ``(messages, errors)``. State: :attr:`status` (mirrored), :attr:`result`, :attr:`exit`,
+    ``(messages, errors)``; :attr:`errors` keeps the run's first and last :data:`ERRORS_KEPT`
+    errors, and :attr:`errors_dropped` counts those in between. State: :attr:`status` (mirrored), :attr:`result`, :attr:`exit`,
     :attr:`error` (the first fatal problem: a version mismatch, a foreign run, a truncated file),
     :attr:`stopped` (a fatal problem ended the channel), :attr:`final_text` (the whole answer when it
     could be had) and :attr:`final_text_note`.
@@ -223,8 +228,12 @@ class Channel(_ChannelState):
         self.error: str | None = None
         self.unacked: dict[int, SentControl] = {}
         self.controls: dict[int, SentControl] = {}
+        #: the run's errors: the first :data:`ERRORS_KEPT` and the last :data:`ERRORS_KEPT`
         self.errors: list[PollError] = []
+        #: how many errors :attr:`errors` no longer holds (those between its first and last ones)
+        self.errors_dropped = 0
         self.events = 0
+        #: the ``seq`` of the last event read (after :meth:`resume`, the committed ones count)
         self.last_seq = 0
         self.ignored_after_exit = 0
         self.stopped = False
@@ -368,7 +377,7 @@ class Channel(_ChannelState):
                 messages = self._after_commit(messages)
             self.events += len(messages)
         if errors:
-            self.errors.extend(errors)
+            self._keep_errors(errors)
         self._quiet = not (
             self.stopped
             or self.exit is not None
@@ -378,6 +387,16 @@ class Channel(_ChannelState):
             or self._backlog is not None
         )
         return messages, errors
+
+    def _keep_errors(self, errors: list[PollError]) -> None:
+        """Add ``errors`` to :attr:`errors`, dropping (and counting) those past its bound from
+        the middle: the first and the last :data:`ERRORS_KEPT` stay."""
+        kept = self.errors
+        kept.extend(errors)
+        excess = len(kept) - 2 * ERRORS_KEPT
+        if excess > 0:
+            del kept[ERRORS_KEPT : ERRORS_KEPT + excess]
+            self.errors_dropped += excess
 
     def _mode(self, raw: bool) -> None:
         if self._raw is None:
@@ -425,13 +444,13 @@ class Channel(_ChannelState):
                     self._stop("event file truncated", errors)
                 elif got is not None:
                     self._take_raw(got, out, errors, -1)
-        if out and self._redeliver_after:
-            out = self._raw_after_commit(out)
         if out:
-            self.last_seq = out[-1].seqs[-1]
+            self.last_seq = out[-1].seqs[-1]  # read, if not delivered (a resumed run's committed events)
+            if self._redeliver_after:
+                out = self._raw_after_commit(out)
             self.events += sum(map(len, out))
         if errors:
-            self.errors.extend(errors)
+            self._keep_errors(errors)
         self._quiet = False  # poll_hot reads dicts: not for a raw channel
         return out, errors
 

@@ -43,6 +43,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
+from . import reaper
 from .backoff import Backoff
 from .durable import StateDir
 from .hub_drivers import KernelDriver, PollDriver
@@ -430,11 +431,17 @@ class Hub:
                 if number.isdigit() and number.isascii():
                     hub._numbered = max(hub._numbered, int(number))  # a new child-N is not one of these
                 if not manifest.closed:
+                    # a child this process detached is reaped by its new handle from now on
+                    waiting = reaper.take(manifest.pid) if manifest.pid is not None else None
                     try:
                         child = adopt(hub.state, manifest, stall_timeout=hub.stall_timeout)
                     except AdoptError as exc:
+                        if waiting is not None:
+                            reaper.put_back(waiting)
                         hub.attach_errors.append(str(exc))
                         continue
+                    if waiting is not None:
+                        reaper.release(waiting)
                     hub.add(child)
         except BaseException:
             hub.detach()
@@ -444,7 +451,9 @@ class Hub:
     def detach(self) -> None:
         """Let go of every child without stopping it (files, descriptors and the state dir's lock
         are released): the runs of a durable hub are taken up again with :meth:`attach`. What was
-        not committed is handed over again then."""
+        not committed is handed over again then. Each child's handle is detached
+        (:meth:`LiveChild.detach`: it raises :class:`~fenwire_fast.live.spawn.ChildDetached` when
+        used), and a child this process started is still reaped when it ends."""
         self._driver.close()
         for child in self.children:
             child.detach()

@@ -9,11 +9,14 @@ timers), starting one child further each round so that no child is always first.
   again next round without a watch; a first read that comes back empty keeps the child for one
   more read, and a second one in a row re-arms the watch, then the file's size is checked once
   more, so a write between that read and the re-arm is not lost), and
-  those whose supervision timer (deadline, kill backstop) is due. It sleeps in ``epoll_wait`` until
+  those whose supervision timer (deadline, kill backstop) is due, and every round a child whose
+  process ended with its event file not read to the end yet (:attr:`LiveChild.draining`: one bounded
+  read a round, as while it ran, whatever the kernel says). It sleeps in ``epoll_wait`` until
   one of these: an idle child costs nothing, however many there are, and a busy child costs a
   read per round rather than an ``inotify_add_watch`` per read.
 - :class:`PollDriver` polls every unfinished child each round (a size check and a non-blocking
-  ``waitpid`` for an idle one) and sleeps with a back-off between rounds that bring nothing.
+  ``waitpid`` for an idle one) and sleeps with a back-off between rounds that bring nothing (but
+  not while a child is :attr:`~LiveChild.draining`).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ class PollDriver:
         self._children = children  # the hub's own list
         self._next = 0
         self._backoff = Backoff(min_sleep, max_sleep)
+        self._draining = False  # a child polled this round is draining: do not sleep
 
     def add(self, child: LiveChild, index: int) -> None:
         """A child joined the hub (it is in the hub's list already)."""
@@ -57,6 +61,7 @@ class PollDriver:
         """Every unfinished child, starting one further than last round."""
         children = self._children
         count = len(children)
+        self._draining = False
         if not count:
             return []
         start = self._next % count
@@ -64,7 +69,9 @@ class PollDriver:
         return [(c, False, True) for c in _rotate(children, start) if not c.finished]
 
     def polled(self, child: LiveChild, reap: bool) -> None:
-        """A child was polled (nothing to note: every child is polled every round)."""
+        """A child was polled (every child is polled every round): note one that is draining."""
+        if child.draining:
+            self._draining = True
 
     @property
     def again(self) -> dict[LiveChild, bool]:
@@ -76,12 +83,16 @@ class PollDriver:
         self._backoff.reset()
 
     def wait(self, timeout: float | None) -> None:
-        """Sleep the back-off interval (at most ``timeout``)."""
-        self._backoff.sleep(timeout)
+        """Sleep the back-off interval (at most ``timeout``); not at all while a child is draining."""
+        if not self._draining:
+            self._backoff.sleep(timeout)
 
     async def wait_async(self, timeout: float | None) -> None:
         """:meth:`wait` for asyncio."""
-        await self._backoff.sleep_async(timeout)
+        if self._draining:
+            await asyncio.sleep(0)
+        else:
+            await self._backoff.sleep_async(timeout)
 
     def close(self) -> None:
         """Nothing to release."""
@@ -181,6 +192,9 @@ class KernelDriver:
             self._wakeups.forget(child)
             self._cooled.pop(child, None)
             child.on_timer = None
+            return
+        if child.draining:
+            self._ready[child] = True  # its process ended with its file unread: a read every round
             return
         wakeups = self._wakeups
         channel = child.channel

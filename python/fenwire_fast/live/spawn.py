@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from . import orphans
 from .channel import Channel, PollError
 from .group import ProcessGroup
+from .reaper import reap_when_ended
 from .telemetry import resolve as resolve_trace
 from .watchdog import StallWatchdog
 
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     from .durable import StateDir
     from .tracing import RunTrace, Telemetry
 
-__all__ = ["spawn", "LiveChild", "child_command", "DEFAULT_GRACE", "DEFAULT_TERM_GRACE"]
+__all__ = ["spawn", "LiveChild", "ChildDetached", "child_command", "DEFAULT_GRACE", "DEFAULT_TERM_GRACE"]
 
 DEFAULT_GRACE = 3.0
 DEFAULT_TERM_GRACE = 1.0
@@ -76,6 +77,13 @@ def child_command(*args: str) -> list[str]:
 def _private_file(path: str) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
     os.close(fd)
+
+
+class ChildDetached(RuntimeError):
+    """A :class:`LiveChild` used after :meth:`LiveChild.detach` (or ``Hub.detach``): a detached
+    handle sends no control (it would reuse the ``seq`` of controls that a parent which attached
+    the run has sent), reads nothing and signals nothing. ``Hub.attach`` takes a durable run up
+    again, with a new handle."""
 
 
 class LiveChild(StallWatchdog):
@@ -115,6 +123,8 @@ class LiveChild(StallWatchdog):
         self._terminated_at: float | None = None
         self._finished = False
         self._death_status = "failed"
+        self._died = False  # the process's end was found (its death status decided then)
+        self._draining = False
         self.group = ProcessGroup(process, term_grace)
         self._kept = kept  # listed with the keeper (a foreign command): released when the group is empty
         #: the watchdog: seconds without an event after which a running child gets ``cancel``
@@ -133,6 +143,8 @@ class LiveChild(StallWatchdog):
         self.delivered_seq = durable.manifest.committed_seq if durable is not None else 0
         #: the run's OpenTelemetry spans and counts when it is traced (``spawn(trace=...)``), else ``None``
         self.trace: RunTrace | None = None
+        #: :meth:`detach` let go of the child: sending, polling and killing raise :class:`ChildDetached`
+        self.detached = False
 
     @property
     def pid(self) -> int:
@@ -155,7 +167,9 @@ class LiveChild(StallWatchdog):
     # -- controls -------------------------------------------------------------------------------
 
     def send(self, type_: str, payload: dict[str, Any] | None = None) -> int:
-        """Send a control (see :meth:`Channel.send`); ``cancel`` arms the kill backstop."""
+        """Send a control (see :meth:`Channel.send`); ``cancel`` arms the kill backstop. Raises
+        :class:`ChildDetached` once the handle was detached."""
+        self._attached()
         seq = self.channel.send(type_, payload)
         if self.trace is not None:
             self.trace.control(seq, type_)
@@ -190,7 +204,9 @@ class LiveChild(StallWatchdog):
         """Drain one chunk of events, then supervise the process (backstop, exit detection).
 
         A hub woken by the kernel passes ``woken=True`` (the file grew: no size check first) and
-        ``reap=False`` when no pidfd fired and no timer is due (the process is not asked about)."""
+        ``reap=False`` when no pidfd fired and no timer is due (the process is not asked about).
+        Raises :class:`ChildDetached` once the handle was detached."""
+        self._attached()
         messages, errors = self.channel.poll(woken=woken)
         channel = self.channel
         if messages:
@@ -199,7 +215,7 @@ class LiveChild(StallWatchdog):
             if self.stall_timeout is not None and not self._stall_timed:
                 self._time_stall()
         if reap or channel.exit is not None or channel.error is not None or self.process.returncode is not None:
-            self._supervise(messages, errors, reap)
+            self._supervise(reap)
         if self.trace is not None:
             if messages:
                 self.trace.observe(messages, self)
@@ -210,6 +226,7 @@ class LiveChild(StallWatchdog):
     def poll_raw(self, *, woken: bool = False, reap: bool = True) -> tuple[list[ScanBatch], list[PollError]]:
         """:meth:`poll` with the events as :class:`~fenwire_fast.ScanBatch` objects (see
         :meth:`Channel.poll_raw`); the supervision is the same."""
+        self._attached()
         batches, errors = self.channel.poll_raw(woken=woken)
         channel = self.channel
         if batches:
@@ -218,7 +235,7 @@ class LiveChild(StallWatchdog):
             if self.stall_timeout is not None and not self._stall_timed:
                 self._time_stall()
         if reap or channel.exit is not None or channel.error is not None or self.process.returncode is not None:
-            self._supervise(batches, errors, reap)
+            self._supervise(reap)
         if self.trace is not None:
             for batch in batches:
                 self.trace.observe_raw(batch, self)
@@ -252,7 +269,7 @@ class LiveChild(StallWatchdog):
             if self.on_timer is not None:
                 self.on_timer(self)
 
-    def _supervise(self, messages: list[Any], errors: list[PollError], reap: bool = True) -> None:
+    def _supervise(self, reap: bool = True) -> None:
         if self._finished:
             return
         channel = self.channel
@@ -281,24 +298,19 @@ class LiveChild(StallWatchdog):
         group.supervise(time.monotonic())
         returncode = self.process.returncode
         assert returncode is not None
-        # The process is gone: whatever it wrote is in the file now. Drain it all, but a final-text
-        # file goes on being read one step per poll (as while the child lived): the child is
-        # finished once the read is done and the lines held behind its result are delivered.
-        if channel.exit is None:
-            for _ in range(100_000):
-                if channel.reading_final_text:
-                    return
-                if channel._raw:
-                    more_raw, more_errors = channel.poll_raw()
-                    self.messages += sum(map(len, more_raw))
-                    more: list[Any] = more_raw
-                else:
-                    more, more_errors = channel.poll()
-                    self.messages += len(more)
-                messages.extend(more)
-                errors.extend(more_errors)
-                if channel.exit is not None or not (more or more_errors) and not channel.pending():
-                    break
+        if not self._died:
+            self._died = True
+            # decided when the death is found: a later cancel or clock does not change the outcome
+            if self.cancel_sent:
+                self._death_status = "cancelled"
+            elif self.deadline is not None and time.time() >= self.deadline:
+                self._death_status = "timed-out"
+        # The process is gone: whatever it wrote is in the file now, and is read one bounded read
+        # per poll, as while the child lived (a final-text file one step per poll). The child is
+        # finished once its file is read to the end, or to its exit line.
+        self._draining = channel.exit is None and channel.pending()
+        if self._draining:
+            return
         if channel.exit is None and self.failure is None:
             if self.adopted:
                 how = "ended (its exit code is unknown to a parent that re-attached)"
@@ -309,11 +321,6 @@ class LiveChild(StallWatchdog):
             self.failure = f"child {how} without an exit line"
             if self.killed:
                 self.failure += f" (killed {self.grace:g} s after {self._kill_reason})"
-            # decided when the death is found: a later cancel or clock does not change the outcome
-            if self.cancel_sent:
-                self._death_status = "cancelled"
-            elif self.deadline is not None and time.time() >= self.deadline:
-                self._death_status = "timed-out"
         if group.done:
             self._release()
             self._finished = True
@@ -341,6 +348,12 @@ class LiveChild(StallWatchdog):
     def finished(self) -> bool:
         """The process has ended and every line it wrote has been read."""
         return self._finished
+
+    @property
+    def draining(self) -> bool:
+        """The process has ended, and what it wrote is still being read, one bounded read per
+        :meth:`poll` (as while it ran): poll again without waiting for a wake-up."""
+        return self._draining
 
     @property
     def returncode(self) -> int | None:
@@ -389,7 +402,7 @@ class LiveChild(StallWatchdog):
                 break
             if end is not None and time.monotonic() >= end:
                 raise TimeoutError(f"child {self.run} still running after {timeout} s")
-            if not messages and not errors:
+            if not messages and not errors and not self._draining:
                 time.sleep(interval)
         return self.status
 
@@ -405,13 +418,18 @@ class LiveChild(StallWatchdog):
             return ""
 
     def kill(self) -> None:
-        """SIGKILL the child's whole process group now (if anything of it still runs)."""
+        """SIGKILL the child's whole process group now (if anything of it still runs). Raises
+        :class:`ChildDetached` once the handle was detached."""
+        self._attached()
         if not self.group.leader_exited():
             self.killed = True
         self.group.kill()
 
     def cleanup(self) -> None:
-        """Kill the process if needed, reap it, close the files and remove the private directory."""
+        """Kill the process if needed, reap it, close the files and remove the private directory
+        (nothing, once the handle was detached: the child is no longer this handle's)."""
+        if self.detached:
+            return
         self.kill()
         try:
             self.process.wait(timeout=5)
@@ -420,19 +438,35 @@ class LiveChild(StallWatchdog):
         if self.trace is not None:
             self.trace.finish(self, None if self._finished else "the run was killed before it finished")
         self._release()
-        self.detach()
+        self._let_go()
         if self.owns_directory:
             shutil.rmtree(self.directory, ignore_errors=True)
 
     def detach(self) -> None:
         """Let go of the child without stopping it: close the files (and an adopted child's pidfd).
-        A durable run is then taken up again with ``Hub.attach``."""
+        A durable run is then taken up again with ``Hub.attach``. The handle then raises
+        :class:`ChildDetached` when asked to send, poll or kill. The process, if this process
+        started it, is still reaped when it ends (:mod:`~fenwire_fast.live.reaper`), so that it
+        leaves no zombie behind."""
+        if not self.detached:
+            self.detached = True
+            self._let_go()
+
+    def _let_go(self) -> None:
         if self.trace is not None:
             self.trace.finish(self, None if self._finished else "the parent let go of the run")
         self.channel.close()
+        reap_when_ended(self.process)  # takes an adopted child's pidfd over
         close = getattr(self.process, "close", None)
         if close is not None:
             close()
+
+    def _attached(self) -> None:
+        if self.detached:
+            raise ChildDetached(
+                f"run {self.run}: this handle was detached; it sends, reads and signals nothing "
+                "(Hub.attach takes a durable run up again)"
+            )
 
     def __enter__(self) -> LiveChild:
         return self
