@@ -5,6 +5,7 @@ rest; every poll still returns all of its own errors, and the run's events all a
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -62,3 +63,17 @@ def test_few_errors_are_all_kept(tmp_path: Path) -> None:
         returned.extend(channel.poll()[1])
     assert all(a is b for a, b in zip(channel.errors, returned, strict=True))
     assert channel.errors_dropped == 0
+
+
+def test_error_counts_count_every_error_kept_or_dropped(tmp_path: Path) -> None:
+    control, events = _event_file(tmp_path)
+    channel = Channel("r", control, events, max_bytes=4096)
+    returned = []
+    while True:
+        messages, errors = channel.poll()
+        returned.extend(errors)
+        if not (messages or errors or channel.pending()):
+            break
+    assert channel.errors_dropped > 0
+    assert channel.error_counts == Counter(e.kind for e in returned)
+    assert channel.error_counts.total() == len(returned) == BAD

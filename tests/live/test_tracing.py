@@ -13,6 +13,7 @@ import textwrap
 import time
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -305,6 +306,31 @@ def test_hostile_fields_are_checked_and_bounded(otel: Otel) -> None:
     assert trace2 is not None
     trace2.observe([{"no": "type"}])  # type: ignore[list-item]
     assert trace2.broken is not None
+
+
+def test_rejections_past_the_channels_bound_are_all_counted(otel: Otel, tmp_path: Path) -> None:
+    """The channel keeps only some of a run's errors (``ERRORS_KEPT``); the metric counts them all."""
+    from fenwire_fast.live.channel import ERRORS_KEPT, Channel
+
+    bad = 10 * ERRORS_KEPT
+    lines = []
+    for i in range(bad):
+        lines.append('{"v":1,"seq":%d,"type":"nope","run":"r"}' % (i + 1))
+        lines.append('{"v":1,"seq":%d,"type":"info","run":"other","summary":"x"}' % (i + 1))
+    (tmp_path / "events.jsonl").write_text("\n".join(lines) + "\n")
+    (tmp_path / "control.jsonl").touch()
+    channel = Channel("r", str(tmp_path / "control.jsonl"), str(tmp_path / "events.jsonl"), max_bytes=1024)
+    trace = otel.telemetry.start_run("r", {})
+    assert isinstance(trace, RunTrace)
+    child = SimpleNamespace(channel=channel)
+    while True:
+        messages, errors = channel.poll()
+        trace._flush(child)  # type: ignore[arg-type]  # a flush after every read: the bound bites between
+        if not (messages or errors or channel.pending()):
+            break
+    assert channel.errors_dropped > 0
+    counted = {dict(k)["fenwire.rejection.code"]: n for k, n in otel.metric("fenwire.rejections").items()}
+    assert counted == dict(channel.error_counts) and sum(counted.values()) == 2 * bad
 
 
 def test_tracing_is_off_by_default(otel: Otel, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import errno
 import os
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -70,6 +71,13 @@ class PollError:
 
     error: str
     rejection: Rejection | None = None
+
+    @property
+    def kind(self) -> str:
+        """The rejection's code, ``foreign-run`` for another run's line, else ``other``."""
+        if self.rejection is not None:
+            return self.rejection.code
+        return "foreign-run" if self.error.startswith("event for foreign run") else "other"
 
 
 class SendError(ValueError):
@@ -232,6 +240,8 @@ class Channel(_ChannelState):
         self.errors: list[PollError] = []
         #: how many errors :attr:`errors` no longer holds (those between its first and last ones)
         self.errors_dropped = 0
+        #: every error the run had, kept or dropped, by :attr:`PollError.kind`
+        self.error_counts: Counter[str] = Counter()
         self.events = 0
         #: the ``seq`` of the last event read (after :meth:`resume`, the committed ones count)
         self.last_seq = 0
@@ -391,6 +401,9 @@ class Channel(_ChannelState):
     def _keep_errors(self, errors: list[PollError]) -> None:
         """Add ``errors`` to :attr:`errors`, dropping (and counting) those past its bound from
         the middle: the first and the last :data:`ERRORS_KEPT` stay."""
+        counts = self.error_counts
+        for e in errors:
+            counts[e.kind] += 1
         kept = self.errors
         kept.extend(errors)
         excess = len(kept) - 2 * ERRORS_KEPT

@@ -190,6 +190,7 @@ class RunTrace:
         self._flushed_at = self.started
         self._bytes_flushed = 0
         self._errors_flushed = 0
+        self._errors_counted: Counter[str] = Counter()
         self._done = False
         self._off = False  # done, or broken: no more events are looked at
         self._batches = 0
@@ -396,16 +397,13 @@ class RunTrace:
         if offset > self._bytes_flushed:
             tel.bytes.add(offset - self._bytes_flushed)
             self._bytes_flushed = offset
-        errors = channel.errors
-        if len(errors) > self._errors_flushed:
-            codes = Counter(
-                e.rejection.code if e.rejection is not None else "foreign-run"
-                for e in errors[self._errors_flushed :]
-                if e.rejection is not None or e.error.startswith("event for foreign run")
-            )
-            for reason, n in codes.items():
-                tel.rejections.add(n, {"fenwire.rejection.code": reason})
-            self._errors_flushed = len(errors)
+        counts = channel.error_counts
+        if counts.total() > self._errors_flushed:
+            for reason, n in (counts - self._errors_counted).items():
+                if reason != "other":
+                    tel.rejections.add(n, {"fenwire.rejection.code": reason})
+            self._errors_counted = counts.copy()
+            self._errors_flushed = counts.total()
 
     def finish(self, child: LiveChild, why: str | None = None) -> None:
         """The run ended (``why``: it ended otherwise, e.g. the parent let go of it): end every span
@@ -426,7 +424,9 @@ class RunTrace:
                 "fenwire.run.status": status,
                 "fenwire.run.events": channel.events,
                 "fenwire.run.bytes": channel.offset,
-                "fenwire.run.rejections": sum(1 for e in channel.errors if e.rejection is not None),
+                "fenwire.run.rejections": sum(
+                    n for code, n in channel.error_counts.items() if code not in ("foreign-run", "other")
+                ),
                 "fenwire.run.turns": self.turns,
             }
             if self.broken is not None:
