@@ -376,3 +376,21 @@ def test_prune_removes_closed_runs_only(tmp_path: Path, capsys: pytest.CaptureFi
     assert "pruned 1 closed run(s)" in out.err
     assert [json.loads(line)["run"] for line in out.out.splitlines()] == ["open"]
     assert sorted(os.listdir(tmp_path)) == sorted([".lock", "commits.log", kept.name, kept.name + ".json"])
+
+
+def test_fenwire_runs_escapes_what_a_child_wrote(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A run id and a child's exit error holding escape sequences are printed escaped, as
+    ``fenwire check`` and ``fenwire tail`` print them: nothing reaches the terminal raw."""
+    run = "r\x1b[2J\x1b]0;owned\x07"
+    error = "boom\x1b[31m red\x9b1m\u202e"
+    state = StateDir(tmp_path)
+    try:
+        events = lines("event", run, [*EVENTS, ("exit", {"status": "failed", "error": error})])
+        make_run(state, run, events, lines("control", run, [("prompt", {"text": "go"})]))
+    finally:
+        state.close()
+    assert main(["runs", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "\x9b" not in out and "\u202e" not in out
+    assert "r\\x1b[2J\\x1b]0;owned\\x07" in out
+    assert "boom\\x1b[31m red\\x9b1m\\u202e" in out

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import TextIO
 
+from ..text import printable
 from .adopt import alive
 from .channel import Channel
 from .durable import Manifest, read_manifests
@@ -122,10 +123,10 @@ _HEADER = ("RUN", "PID", "PROCESS", "STATUS", "EVENTS", "BYTES", "LAST EVENT", "
 def _row(report: RunReport) -> tuple[str, ...]:
     committed = f"{report.committed_seq}/{report.last_seq}" + (" closed" if report.closed else "")
     return (
-        report.run if report.run is not None else report.name,
+        printable(report.run if report.run is not None else report.name),
         str(report.pid) if report.pid is not None else "-",
         "alive" if report.alive else "ended",
-        report.status or "-",
+        printable(report.status or "-"),
         str(report.events),
         str(report.bytes),
         _when(report.last_event),
@@ -135,7 +136,9 @@ def _row(report: RunReport) -> tuple[str, ...]:
 
 def print_runs(reports: Sequence[RunReport], out: TextIO, *, as_json: bool = False) -> None:
     """Print ``reports``: a table (a problem on a line of its own after its run), or with
-    ``as_json`` one JSON object per run."""
+    ``as_json`` one JSON object per run. In the table, what a child wrote or named (run ids, errors,
+    problems) has its control characters escaped (:func:`~fenwire_fast.text.printable`), as
+    ``fenwire check`` and ``fenwire tail`` print them."""
     if as_json:
         for report in reports:
             out.write(json.dumps(asdict(report), ensure_ascii=False) + "\n")
@@ -147,4 +150,4 @@ def print_runs(reports: Sequence[RunReport], out: TextIO, *, as_json: bool = Fal
         out.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() + "\n")
         if shown_report is not None and (shown_report.problem or shown_report.error):
             why = " ".join(str(shown_report.problem or shown_report.error).split())  # one line, whatever it held
-            out.write(f"  {shown_report.name}: {why}\n")
+            out.write(f"  {printable(shown_report.name)}: {printable(why)}\n")  # escaped, as check prints
