@@ -40,11 +40,11 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .backoff import Backoff
-from .durable import StateDir
+from .durable import Manifest, StateDir
 from .hub_drivers import KernelDriver, PollDriver
 from .limits import ensure_open_files
 from .spawn import LiveChild, spawn
@@ -100,7 +100,13 @@ class Hub:
         #: manifests :meth:`attach` could not take up, each with why (in words)
         self.attach_errors: list[str] = []
         self._uncommitted: dict[LiveChild, None] = {}  # durable children delivered since the last commit
-        self._numbered = 0  # the highest N of a child-N run id handed out (or found by attach)
+        self._numbered = 0  # the highest N of a child-N run id handed out (or found in the state dir)
+        if self.state is not None:  # a new child-N is not one of the runs already kept there
+            try:
+                self._count(m for _name, m in self.state.manifests() if isinstance(m, Manifest))
+            except BaseException:
+                self.state.close()
+                raise
         self.stall_timeout = stall_timeout
         self.min_sleep = min_sleep
         self.max_sleep = max_sleep
@@ -162,6 +168,13 @@ class Hub:
             kwargs["state"] = self.state
         kwargs.setdefault("trace", self.telemetry if self.telemetry is not None else False)
         return self.add(spawn(prompt, run=run, **kwargs))
+
+    def _count(self, manifests: Iterable[Manifest]) -> None:
+        """Take every ``child-N`` run id of ``manifests`` as handed out already."""
+        for manifest in manifests:
+            number = manifest.run.removeprefix("child-")
+            if number.isdigit() and number.isascii() and len(number) < 20:
+                self._numbered = max(self._numbered, int(number))
 
     @property
     def active(self) -> list[LiveChild]:
@@ -426,9 +439,6 @@ class Hub:
                 if isinstance(manifest, str):
                     hub.attach_errors.append(f"{name}: {manifest}")
                     continue
-                number = manifest.run.removeprefix("child-")
-                if number.isdigit() and number.isascii():
-                    hub._numbered = max(hub._numbered, int(number))  # a new child-N is not one of these
                 if not manifest.closed:
                     try:
                         child = adopt(hub.state, manifest, stall_timeout=hub.stall_timeout)
