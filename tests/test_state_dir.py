@@ -16,6 +16,7 @@ from fenwire_fast.cli import main
 from fenwire_fast.live.channel import Channel
 from fenwire_fast.live.durable import Manifest, StateDir, StateDirBusy, new_manifest, process_start, read_manifests
 from fenwire_fast.live.final_text import FinalTextFollower
+from fenwire_fast.live.hub import Hub
 from fenwire_fast.live.runs import inspect, print_runs
 
 
@@ -102,7 +103,7 @@ def test_a_manifest_half_written_by_a_dead_writer_is_swept_away(tmp_path: Path) 
     (tmp_path / ".run-x-1.json.999.tmp").write_bytes(b'{"run": "x", "na')
     state = StateDir(tmp_path)
     state.close()
-    assert sorted(os.listdir(tmp_path)) == [".lock", "commits.log"]
+    assert sorted(os.listdir(tmp_path)) == ["commits.log"]
 
 
 def test_commits_go_to_the_log_and_readers_take_the_highest(tmp_path: Path) -> None:
@@ -163,6 +164,24 @@ def test_one_hub_at_a_time_holds_a_state_dir(tmp_path: Path) -> None:
     with pytest.raises(StateDirBusy, match="in use by another hub"):
         StateDir(tmp_path)
     first.close()
+    StateDir(tmp_path).close()  # free again once let go
+
+
+def test_the_lock_cannot_be_removed_from_under_its_holder(tmp_path: Path) -> None:
+    """Hub A holds the state dir; whatever is removed from it (a ``.lock`` file, were there one),
+    hub B is refused: the lock is on the directory itself, which cannot be unlinked while A runs.
+    Were B let in, both would send the same control ``seq`` to one run."""
+    first = StateDir(tmp_path)
+    try:
+        for name in os.listdir(tmp_path):
+            if name.startswith("."):
+                os.unlink(tmp_path / name)
+        with pytest.raises(StateDirBusy, match="in use by another hub"):
+            StateDir(tmp_path)
+        with pytest.raises(StateDirBusy):
+            Hub(state_dir=tmp_path)
+    finally:
+        first.close()
     StateDir(tmp_path).close()  # free again once let go
 
 
@@ -375,7 +394,7 @@ def test_prune_removes_closed_runs_only(tmp_path: Path, capsys: pytest.CaptureFi
     out = capsys.readouterr()
     assert "pruned 1 closed run(s)" in out.err
     assert [json.loads(line)["run"] for line in out.out.splitlines()] == ["open"]
-    assert sorted(os.listdir(tmp_path)) == sorted([".lock", "commits.log", kept.name, kept.name + ".json"])
+    assert sorted(os.listdir(tmp_path)) == sorted(["commits.log", kept.name, kept.name + ".json"])
 
 
 def test_fenwire_runs_escapes_what_a_child_wrote(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

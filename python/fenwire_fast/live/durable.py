@@ -22,8 +22,9 @@ A final text the parent read from a child's file (which it then removes) is kept
 ``<name>.final`` before the file is removed, so a ``result`` delivered again after a restart still
 finds its whole text.
 
-The state dir is locked (``.lock``, ``flock``) by the one hub that uses it; the lock goes with the
-process, however it dies. This module knows the files; :mod:`~fenwire_fast.live.adopt` rebuilds
+The state dir is locked (an ``flock`` on the directory itself, through the descriptor the hub keeps
+open) by the one hub that uses it; the lock goes with the process, however it dies, and nothing in
+the directory can be removed to get around it (a lock file could be unlinked while held). This module knows the files; :mod:`~fenwire_fast.live.adopt` rebuilds
 runs from them.
 """
 
@@ -207,14 +208,15 @@ class StateDir:
         self._log: int | None = None
         self._logged = 0
         try:
-            self._lock = os.open(".lock", os.O_RDWR | os.O_CREAT | _O_CLOEXEC | _O_NOFOLLOW, 0o600, dir_fd=self.fd)
-            try:
-                fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError as exc:
-                os.close(self._lock)
-                if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                    raise StateDirBusy(f"state dir {self.path} is in use by another hub") from None
-                raise
+            # the directory's own descriptor (an open file description of this hub's): a lock file
+            # could be unlinked while held, and the next hub would lock a new one
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(self.fd)
+            self.fd = None
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise StateDirBusy(f"state dir {self.path} is in use by another hub") from None
+            raise
         except BaseException:
             os.close(self.fd)
             self.fd = None
@@ -337,8 +339,7 @@ class StateDir:
             os.close(self._log)
             self._log = None
         if self.fd is not None:
-            os.close(self._lock)
-            os.close(self.fd)
+            os.close(self.fd)  # and with it the lock
             self.fd = None
 
 
