@@ -874,7 +874,7 @@ def test_bad_manifests_are_skipped_with_a_message(tmp_path: Path, capfd: pytest.
         "run-absolute": (_manifest_bytes(name=str(elsewhere)), "is not a run directory's name"),
         "run-other": (_manifest_bytes(name="run-good"), "names another run directory ('run-good')"),
         "run-pid": (_manifest_bytes(name="run-pid", pid="123"), "pid is '123'"),
-        "run-negative": (_manifest_bytes(name="run-negative", pid=-5), "a negative pid"),
+        "run-negative": (_manifest_bytes(name="run-negative", pid=-5), "pid is -5: negative"),
         "run-fields": (b'{"version": 1, "name": "run-fields"}', "not a manifest: "),
         "run-paths": (
             _manifest_bytes(name="run-paths", **{**paths_of("run-paths"), "event_path": str(elsewhere / "e.jsonl")}),
@@ -912,3 +912,52 @@ def test_bad_manifests_are_skipped_with_a_message(tmp_path: Path, capfd: pytest.
     assert (elsewhere / "linked" / "control.jsonl").read_bytes() == outside_before  # nothing written outside
     out, err = capfd.readouterr()
     assert "Traceback" not in out + err
+
+
+def test_a_manifest_with_values_out_of_range_is_skipped_and_the_others_taken_up(tmp_path: Path) -> None:
+    """One unusable manifest does not stop ``attach``: each below (nested too deep for the JSON
+    parser, a pid past the kernel's range, a read budget of 0 or -1, a negative watchdog, a commit
+    past the run's last event, times that are not numbers) is skipped with its reason in
+    ``attach_errors``, and the healthy run beside them is taken up and read to its end.
+    ``fenwire runs`` lists them with their reasons, no traceback."""
+    from conftest import run_cli
+
+    state_path = tmp_path / "state"
+    good = _ended_run(state_path, "good", **_gone())
+    with open(good.event_path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"v": 1, "seq": 5, "type": "exit", "run": "good", "status": "cancelled"}) + "\n")
+    bad: dict[str, str] = {}
+
+    def broken(run: str, why: str, **fields: Any) -> None:
+        manifest = _ended_run(state_path, run, **_gone())
+        data = json.loads(manifest.to_json())
+        data.update(fields)
+        (state_path / f"{manifest.name}.json").write_text(json.dumps(data))
+        bad[manifest.name] = why
+
+    broken("bigpid", "pid is 1099511627776: not between 1 and", pid=2**40)
+    broken("nobudget", "max_bytes is 0: not between 1 and", max_bytes=0)
+    broken("minusbudget", "max_bytes is -1: negative", max_bytes=-1)
+    broken("stall", "stall_timeout is -1: negative", stall_timeout=-1)
+    broken("nostall", "stall_timeout is 0: not above 0", stall_timeout=0)
+    broken("nan", "deadline is nan", deadline=float("nan"))
+    broken("inf", "grace is inf", grace=float("inf"))
+    broken("seq", "committed_seq 99 is past the last event of its file (seq 4)", committed_seq=99)
+    broken("status", "status is '\\x1b[2J': not a run's status", status="\x1b[2J", closed=True)
+    (state_path / "run-deep.json").write_bytes(b"[" * 100_000)
+    bad["run-deep"] = "not a manifest: not JSON: nested too deep"
+
+    with Hub.attach(state_path) as hub:
+        errors = list(hub.attach_errors)
+        assert [c.run for c in hub.children] == ["good"]
+        assert hub.wait(HANG_GUARD) == {"good": "cancelled"}
+    assert len(errors) == len(bad), "\n".join(errors)
+    for name, why in bad.items():
+        (found,) = [e for e in errors if e.startswith(f"{name}:")]
+        assert why in found, (name, found)
+
+    proc = run_cli("runs", str(state_path))
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    for name in bad:
+        assert f"  {name}: " in proc.stdout, (name, proc.stdout)
+    assert "committed_seq 99 is past the last event" in proc.stdout

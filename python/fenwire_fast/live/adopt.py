@@ -190,6 +190,16 @@ class DurableRun:
         self.state.keep_final_text(self.manifest.name, seq, text)
 
 
+def _check_committed(manifest: Manifest, channel: Channel) -> None:
+    """The committed position is one the event file reached: a commit past its last event would
+    have every later event of the run taken as handled already (dropped)."""
+    if not channel.stopped and not channel.pending() and manifest.committed_seq > channel.read_seq:
+        raise AdoptError(
+            f"{manifest.name}: committed_seq {manifest.committed_seq} is past the last event of its file "
+            f"(seq {channel.read_seq})"
+        )
+
+
 def adopt(state: StateDir, manifest: Manifest, *, stall_timeout: float | None = None) -> LiveChild:
     """Rebuild the run of ``manifest`` (see the module docstring). Raises :class:`AdoptError`."""
     from .spawn import LiveChild
@@ -214,8 +224,15 @@ def adopt(state: StateDir, manifest: Manifest, *, stall_timeout: float | None = 
         kwargs["final_text_cap"] = manifest.final_text_cap
     try:
         channel = Channel(manifest.run, control, events, protected_paths=[log], final_text_store=record, **kwargs)  # type: ignore[arg-type]
-        channel.resume(manifest.committed_seq)
     except OSError as exc:
+        raise AdoptError(f"{manifest.name}: cannot read its files: {exc.strerror or exc}") from None
+    try:
+        channel.resume(manifest.committed_seq)
+        _check_committed(manifest, channel)
+    except (OSError, AdoptError) as exc:
+        channel.close()
+        if isinstance(exc, AdoptError):
+            raise
         raise AdoptError(f"{manifest.name}: cannot read its files: {exc.strerror or exc}") from None
     process = find_process(manifest)
     child = LiveChild(

@@ -115,6 +115,7 @@ class _ChannelState:
     controls: dict[int, SentControl]
     _final: FinalTextFollower
     _tailer: Tailer
+    _receiver: Receiver
 
     def pending(self) -> bool:
         """True when there is more to do: unread bytes in the event file (a size check, no read), or
@@ -174,6 +175,11 @@ class _ChannelState:
     def event_fd(self) -> int | None:
         """The descriptor the event file is read through (``None`` until the file exists)."""
         return self._tailer.fileno()
+
+    @property
+    def read_seq(self) -> int:
+        """The last ``seq`` read from the event file (0: none), handed over or not."""
+        return int(self._receiver.seq)
 
     @property
     def offset(self) -> int:

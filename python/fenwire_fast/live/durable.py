@@ -48,6 +48,7 @@ __all__ = [
     "StateDirBusy",
     "COMMITS",
     "boot_id",
+    "check_manifest",
     "read_commits",
     "read_manifests",
     "process_start",
@@ -146,6 +147,8 @@ class Manifest:
             raw = json.loads(data)
         except (ValueError, UnicodeDecodeError) as exc:
             raise ValueError(f"not JSON: {exc}") from None
+        except RecursionError:  # arrays or objects nested thousands deep
+            raise ValueError("not JSON: nested too deep") from None
         if not isinstance(raw, dict):
             raise ValueError("not a JSON object")
         if raw.get("version") != MANIFEST_VERSION:
@@ -156,31 +159,68 @@ class Manifest:
         return manifest
 
     def _check(self) -> None:
-        def kind(name: str, types: Any, optional: bool = False) -> None:
-            value = getattr(self, name)
-            if (value is None and optional) or (isinstance(value, types) and not isinstance(value, bool)):
-                return
-            raise ValueError(f"{name} is {value!r}")
+        check_manifest(self)
 
-        kind("run", str)
-        kind("name", str)
-        if not _NAME.match(self.name):
-            raise ValueError(f"name {self.name!r} is not a run directory's name")
-        for name in ("pid", "start", "max_bytes", "final_text_cap"):
-            kind(name, int, optional=True)
-        kind("committed_seq", int)
-        for name in ("deadline", "stall_timeout", "committed_at"):
-            kind(name, (int, float), optional=True)
-        for name in ("grace", "term_grace", "created"):
-            kind(name, (int, float))
-        kind("boot", str, optional=True)
-        kind("status", str, optional=True)
-        if not isinstance(self.closed, bool):
-            raise ValueError(f"closed is {self.closed!r}")
-        if not isinstance(self.command, list) or not all(isinstance(a, str) for a in self.command):
-            raise ValueError("command is not a list of strings")
-        if self.pid is not None and self.pid <= 0 or self.committed_seq < 0:
-            raise ValueError("a negative pid or committed position")
+
+def _number(name: str, value: object, kinds: Any, optional: bool, low: float, high: float) -> None:
+    """``value`` (field ``name``) is of ``kinds`` (never a bool) and within ``[low, high]``."""
+    if value is None and optional:
+        return
+    if not isinstance(value, kinds) or isinstance(value, bool):
+        raise ValueError(f"{name} is {value!r}")
+    assert isinstance(value, (int, float))
+    if value < 0 <= low:
+        raise ValueError(f"{name} is {value!r}: negative")
+    if not low <= value <= high:  # NaN is not either
+        raise ValueError(f"{name} is {value!r}: not between {low:g} and {high:g}")
+
+
+#: the ranges of a manifest's numbers: ``(field, types, optional, low, high)``. A pid is a positive
+#: ``pid_t`` (what the kernel's calls take); a ``seq`` is an unsigned 64-bit number; a time is a Unix time before
+#: the year 5000; a duration (seconds) at most 30 years; a read budget at most 1 GiB.
+_RANGES: tuple[tuple[str, Any, bool, float, float], ...] = (
+    ("pid", int, True, 1, (1 << 31) - 1),
+    ("start", int, True, 0, (1 << 63) - 1),
+    ("committed_seq", int, False, 0, (1 << 64) - 1),
+    ("max_bytes", int, True, 1, 1 << 30),
+    ("final_text_cap", int, True, 0, 1 << 40),
+    ("created", (int, float), False, 0, 95e9),
+    ("deadline", (int, float), True, 0, 95e9),
+    ("committed_at", (int, float), True, 0, 95e9),
+    ("grace", (int, float), False, 0, 1e9),
+    ("term_grace", (int, float), False, 0, 1e9),
+    ("stall_timeout", (int, float), True, 0, 1e9),
+)
+_STATUS = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+def check_manifest(manifest: Manifest) -> None:
+    """Raise ``ValueError`` naming the first field of ``manifest`` that this package could not have
+    written, and why: a value of another type, a number out of its range (see :data:`_RANGES`; a
+    ``stall_timeout`` must be above 0, or it would cancel a healthy run at once), a name that is not
+    a run directory's, a status that is not a word. Every value a hub uses is checked, so a run
+    taken up from a manifest never raises where the value is used (a pid past ``pid_t``,
+    a read budget of 0)."""
+    for name in ("run", "name"):
+        if not isinstance(getattr(manifest, name), str):
+            raise ValueError(f"{name} is {getattr(manifest, name)!r}")
+    if not _NAME.match(manifest.name):
+        raise ValueError(f"name {manifest.name!r} is not a run directory's name")
+    for name, kinds, optional, low, high in _RANGES:
+        _number(name, getattr(manifest, name), kinds, optional, low, high)
+    if manifest.stall_timeout is not None and manifest.stall_timeout <= 0:
+        raise ValueError(f"stall_timeout is {manifest.stall_timeout!r}: not above 0")
+    if manifest.boot is not None and not isinstance(manifest.boot, str):
+        raise ValueError(f"boot is {manifest.boot!r}")
+    if manifest.status is not None and not (isinstance(manifest.status, str) and _STATUS.match(manifest.status)):
+        raise ValueError(f"status is {manifest.status!r}: not a run's status")
+    if not isinstance(manifest.closed, bool):
+        raise ValueError(f"closed is {manifest.closed!r}")
+    if not isinstance(manifest.command, list) or not all(isinstance(a, str) for a in manifest.command):
+        raise ValueError("command is not a list of strings")
+    for name in ("control_path", "event_path", "log_path"):
+        if not isinstance(getattr(manifest, name), str):
+            raise ValueError(f"{name} is {getattr(manifest, name)!r}")
 
 
 #: the manifest's fields, in order

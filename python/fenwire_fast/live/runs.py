@@ -80,6 +80,10 @@ def _report(path: str, manifest: Manifest) -> RunReport:
     finally:
         channel.close()
     report.status, report.events, report.last_seq = channel.status, channel.events, channel.last_seq
+    if report.problem is None and not channel.stopped and manifest.committed_seq > channel.read_seq:
+        report.problem = (
+            f"committed_seq {manifest.committed_seq} is past the last event of its file (seq {channel.read_seq})"
+        )
     if channel.exit is None and not report.alive and report.problem is None:
         # what a parent reports for a child that died without an exit line
         report.error = "its process ended without an exit line" if manifest.pid else "no process was recorded"
