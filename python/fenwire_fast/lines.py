@@ -34,6 +34,7 @@ import os
 from typing import Any
 
 from . import Receiver
+from ._regular import open_regular
 from ._types import DRAIN_BYTE_BUDGET, DRAIN_EVENT_BUDGET
 
 __all__ = ["LineReader", "Tailer", "OK", "MISSING", "TRUNCATED", "SKIP_STEP", "SKIP_BUDGET"]
@@ -59,11 +60,13 @@ class _FileCursor:
         self._fd: int | None = None
 
     def size(self) -> int | None:
-        """The file's size, opening it on first use; ``None`` while it does not exist."""
+        """The file's size, opening it on first use; ``None`` while it does not exist. Raises
+        ``OSError`` when it exists but cannot be opened, or is not a regular file (a FIFO is never
+        waited on: see :func:`~fenwire_fast._regular.open_regular`)."""
         if self._fd is None:
             try:
-                self._fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-            except OSError:
+                self._fd = open_regular(self.path)
+            except FileNotFoundError:
                 return None
         return os.fstat(self._fd).st_size
 

@@ -961,3 +961,116 @@ def test_a_manifest_with_values_out_of_range_is_skipped_and_the_others_taken_up(
     for name in bad:
         assert f"  {name}: " in proc.stdout, (name, proc.stdout)
     assert "committed_seq 99 is past the last event" in proc.stdout
+
+
+#: ``Hub.attach(argv[1])`` in a subprocess (a guard: a hang fails the test instead of hanging it),
+#: printing the runs taken up and ``attach_errors``, then what ``fenwire runs`` says of each run
+#: (``inspect``). With ``argv[2] == "drop"`` it first gives up root for ``nobody`` (everything it
+#: needs imported before, as the interpreter's own files are not readable by ``nobody`` here), so
+#: that a file of mode 000 cannot be opened even when the tests run as root.
+ATTACH = textwrap.dedent(
+    """
+    import json, os, sys
+    import encodings.ascii, fenwire_fast.live.adopt, fenwire_fast.live.channel, fenwire_fast.live.spawn
+    from fenwire_fast.live.durable import boot_id
+    from fenwire_fast.live.hub import Hub
+    from fenwire_fast.live.runs import inspect
+    boot_id()  # read once, while /proc and the encodings can be read
+    if sys.argv[2:] == ["drop"] and os.geteuid() == 0:
+        os.setgroups([])
+        os.setgid(65534)
+        os.setuid(65534)
+    try:
+        hub = Hub.attach(sys.argv[1], wakeups="poll")
+    except OSError as exc:
+        out = {"refused": str(exc)}
+    else:
+        out = {"runs": [c.run for c in hub.children], "errors": hub.attach_errors}
+        hub.detach()
+    out["inspect"] = {r.run or r.name: r.problem for r in inspect(sys.argv[1])}
+    print(json.dumps(out))
+    """
+)
+#: how long the guard lets the subprocess run (it takes about a second)
+GUARD = 60.0
+
+
+def _attach_in_subprocess(state_path: Path, *extra: str) -> dict[str, Any]:
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", ATTACH, str(state_path), *extra],
+            capture_output=True,
+            text=True,
+            timeout=GUARD,
+            env=os.environ.copy(),
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"attach or inspect hung on {state_path} (killed after {GUARD} s)")
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    result: dict[str, Any] = json.loads(proc.stdout)
+    return result
+
+
+@pytest.mark.parametrize("where", ["events", "control", "manifest", "commits"])
+def test_a_fifo_where_a_file_is_expected_is_refused_not_waited_on(tmp_path: Path, where: str) -> None:
+    """A FIFO (``os.mkfifo``) as a run's ``events.jsonl`` or ``control.jsonl`` (which the child
+    can plant: it owns its run directory), as a ``run-*.json`` manifest or as ``commits.log`` is
+    never opened in a way that blocks: the run or manifest is skipped with the reason in
+    ``attach_errors`` (and ``fenwire runs`` says it); a FIFO commit log makes the hub refuse the
+    state dir in words. The healthy run beside them is taken up."""
+    state_path = tmp_path / "state"
+    good = _ended_run(state_path, "good", **_gone())
+    fifo = _ended_run(state_path, "fifo", **_gone())
+    directory = Path(fifo.event_path).parent
+    planted = {
+        "events": directory / "events.jsonl",
+        "control": directory / "control.jsonl",
+        "manifest": state_path / "run-pipe.json",
+        "commits": state_path / "commits.log",
+    }[where]
+    if planted.exists():
+        planted.unlink()
+    os.mkfifo(planted, 0o600)
+    out = _attach_in_subprocess(state_path)
+    if where == "commits":
+        assert out["refused"] == "[Errno 22] commits.log is a FIFO or a device, not a regular file"
+        assert out["inspect"][good.run] is None  # fenwire runs reads the manifests without the log
+        return
+    assert sorted(out["runs"]) == (["fifo", "good"] if where == "manifest" else ["good"]), out
+    name = "run-pipe" if where == "manifest" else fifo.name
+    (error,) = out["errors"]
+    assert error.startswith(f"{name}: ") and f"{planted.name} is a FIFO, not a regular file" in error, error
+    assert (
+        f"{planted.name} is a FIFO, not a regular file" in out["inspect"]["run-pipe" if where == "manifest" else "fifo"]
+    )
+    assert out["inspect"][good.run] is None
+
+
+def test_a_run_whose_event_file_cannot_be_opened_is_skipped_with_why() -> None:
+    """A run whose ``events.jsonl`` cannot be opened (mode 000) is not adopted silently (it would
+    stay ``starting``, hand nothing over and be waited for until its deadline): it is skipped with
+    the reason in ``attach_errors``, as every run ``attach`` cannot read, and ``fenwire runs`` says
+    why. Root opens a file of mode 000 anyway, so as root the attach runs in a subprocess that
+    first becomes ``nobody`` (the state dir is then ``nobody``'s, in a directory all can enter)."""
+    import shutil
+    import tempfile
+
+    top = tempfile.mkdtemp(prefix="fenwire-mode000-")
+    try:
+        os.chmod(top, 0o755)
+        state_path = Path(top) / "state"
+        good = _ended_run(state_path, "good", **_gone())
+        with open(good.event_path, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps({"v": 1, "seq": 5, "type": "exit", "run": "good", "status": "cancelled"}) + "\n")
+        shut = _ended_run(state_path, "shut", deadline=time.time() + 3600, **_gone())
+        if os.geteuid() == 0:
+            for path in [state_path, *state_path.rglob("*")]:
+                os.chown(path, 65534, 65534, follow_symlinks=False)
+        os.chmod(shut.event_path, 0)
+        out = _attach_in_subprocess(state_path, "drop")
+    finally:
+        shutil.rmtree(top)
+    assert out["runs"] == ["good"], out
+    (error,) = out["errors"]
+    assert error == f"{shut.name}: cannot read its files: Permission denied", error
+    assert out["inspect"]["shut"] == "cannot read its files: Permission denied"

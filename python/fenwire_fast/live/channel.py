@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import DRAIN_BYTE_BUDGET, EVENT_TYPE_ORDER, Receiver, Rejection, ScanBatch, Sender, decode, session
+from .._regular import open_regular
 from .final_text import DEFAULT_FINAL_TEXT_CAP, READ_STEP, FinalTextFollower, FinalTextStore
 
 if TYPE_CHECKING:
@@ -273,9 +274,7 @@ class Channel(_ChannelState):
             reason = rej.reason if rej is not None else "cannot encode"
             raise SendError(f"cannot send {type_}: {reason}", rej)
         if self._fd is None:
-            self._fd = os.open(
-                self.control_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600
-            )
+            self._fd = open_regular(self.control_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         data = line + b"\n"
         written = os.write(self._fd, data)
         if written != len(data):  # a regular file only writes short on errors such as ENOSPC
@@ -297,7 +296,7 @@ class Channel(_ChannelState):
         if self._sender.seq or self.controls:
             raise RuntimeError("resume() must come before anything is sent")
         flags = os.O_RDWR | os.O_APPEND if repair else os.O_RDONLY
-        fd = os.open(self.control_path, flags | getattr(os, "O_CLOEXEC", 0))
+        fd = open_regular(self.control_path, flags)
         data = b""
         try:
             while chunk := os.pread(fd, 1 << 20, len(data)):

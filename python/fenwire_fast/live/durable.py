@@ -41,6 +41,8 @@ import time
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from .._regular import open_regular, read_regular
+
 __all__ = [
     "MANIFEST_VERSION",
     "Manifest",
@@ -268,8 +270,8 @@ class StateDir:
                         os.unlink(stale, dir_fd=self.fd)
                     except OSError:
                         pass
-            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | _O_CLOEXEC | _O_NOFOLLOW
-            self._log = os.open(COMMITS, flags, 0o600, dir_fd=self.fd)
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+            self._log = open_regular(COMMITS, flags, 0o600, dir_fd=self.fd, follow=False)
             self.fold()
         except BaseException:
             self.close()
@@ -295,7 +297,7 @@ class StateDir:
         if fd_dir is None:
             raise OSError(errno.EBADF, "the state dir is closed")
         temporary = f".{name}.{os.getpid()}.tmp"
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _O_CLOEXEC | _O_NOFOLLOW, 0o600, dir_fd=fd_dir)
+        fd = open_regular(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600, dir_fd=fd_dir, follow=False)
         try:
             view = memoryview(data)
             while view:
@@ -384,13 +386,10 @@ class StateDir:
 
 
 def _read_at(dir_fd: int | None, name: str, cap: int | None) -> bytes | None:
+    """``name``'s content (see :func:`~fenwire_fast._regular.read_regular`: a regular file, never
+    a symlink, never a blocking open), or ``None``."""
     try:
-        fd = os.open(name, os.O_RDONLY | _O_CLOEXEC | _O_NOFOLLOW, dir_fd=dir_fd)
-    except OSError:
-        return None
-    try:
-        with os.fdopen(fd, "rb") as handle:
-            return handle.read() if cap is None else handle.read(cap + 1)
+        return read_regular(name, cap, dir_fd=dir_fd)
     except OSError:
         return None
 
@@ -450,9 +449,10 @@ def read_manifests(path: str, dir_fd: int | None = None, *, with_log: bool = Tru
         names = sorted(n for n in os.listdir(dir_fd) if n.endswith(".json") and not n.startswith("."))
         for file_name in names:
             name = file_name[: -len(".json")]
-            data = _read_at(dir_fd, file_name, _MANIFEST_CAP)
-            if data is None:
-                found.append((name, "cannot be read"))
+            try:
+                data = read_regular(file_name, _MANIFEST_CAP, dir_fd=dir_fd)
+            except OSError as exc:
+                found.append((name, f"cannot be read: {exc.strerror or exc}"))
                 continue
             if len(data) > _MANIFEST_CAP:
                 found.append((name, f"larger than {_MANIFEST_CAP} bytes"))
