@@ -271,6 +271,56 @@ def test_resume_continues_seq_and_hands_over_only_what_follows_the_commit(tmp_pa
     assert written.startswith(controls + b'{"v":1,"seq":3,"type":"fol\n{"v":1,"seq":3,')  # ended, then whole
 
 
+#: a resumed channel in a subprocess: how much its peak RSS grew while it read the control file
+#: back, the ``seq`` its next control gets, and how many controls it keeps unacknowledged
+RESUME = """
+import resource, sys
+from fenwire_fast.live.channel import Channel
+
+channel = Channel("r", sys.argv[1], sys.argv[2])
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+channel.resume()
+grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024
+print(grown, channel.send("steer", {"text": "next"}), len(channel.unacked), max(channel.unacked))
+"""
+
+
+def test_a_large_control_file_is_read_back_in_bounded_memory(tmp_path: Path) -> None:
+    """A child can write its own control file: 48 MB of valid controls (800 lines of 60 KB, made
+    in a blink) is read back in chunks, keeping only the newest controls, so the peak RSS of the
+    resuming process grows by far less than the file (it grew by about twice the file when the file
+    was read whole, with a quadratic ``bytes +=``); the next control still follows the last
+    ``seq`` there, and a last line cut short is ended."""
+    template = Sender("control", "r").next("prompt", {"text": "x" * 60_000})[0]
+    assert template is not None
+    count = 800
+    control = tmp_path / "control.jsonl"
+    with open(control, "wb") as handle:
+        for seq in range(1, count + 1):
+            handle.write(template.replace(b'"seq":1,', b'"seq":%d,' % seq, 1) + b"\n")
+        handle.write(b'{"v":1,"seq":')  # cut short by a writer that died
+    size = control.stat().st_size
+    assert size > 48_000_000
+    events = tmp_path / "events.jsonl"
+    events.write_bytes(b"")
+    proc = subprocess.run(
+        [sys.executable, "-c", RESUME, str(control), str(events)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ.copy(),
+    )
+    assert proc.returncode == 0, proc.stderr
+    grown, next_seq, unacked, newest = map(int, proc.stdout.split())
+    assert grown < size // 4, f"peak RSS grew by {grown} bytes reading a {size}-byte control file"
+    assert next_seq == count + 1 and newest == count + 1
+
+    from fenwire_fast.live.channel import RESUME_CONTROLS
+
+    assert unacked <= RESUME_CONTROLS + 1
+    assert control.read_bytes().endswith(b'{"v":1,"seq":\n{"v":1,"seq":801,"type":"steer","run":"r","text":"next"}\n')
+
+
 def test_resume_without_repair_writes_nothing(tmp_path: Path) -> None:
     (tmp_path / "control.jsonl").write_bytes(b'{"v":1,"seq":1,"ty')
     (tmp_path / "events.jsonl").write_bytes(b"")

@@ -27,6 +27,7 @@ from __future__ import annotations
 import errno
 import os
 from bisect import bisect_right
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -102,6 +103,54 @@ def _next_status(status: str, msg: dict[str, Any], unacked: dict[int, SentContro
         if transition is not None and not session.is_terminal(transition.next):
             return transition.next
     return status
+
+
+#: a resumed channel keeps the newest controls it reads back from its control file, at most this
+#: many and with at most this many bytes of text (a child can write its own control file: reading
+#: it back takes memory bounded whatever its size); it reads the file this many bytes at a time
+RESUME_CONTROLS = 1024
+RESUME_TEXT_BYTES = 4 << 20
+RESUME_STEP = 1 << 18
+
+
+class _ControlLog:
+    """The controls of ``run`` read back from a control file, the newest kept (see
+    :data:`RESUME_CONTROLS`); ``kept`` by ``seq``, in order."""
+
+    def __init__(self, run: str) -> None:
+        self.run = run
+        self.kept: dict[int, SentControl] = {}
+        self._order: deque[int] = deque()
+        self._text = 0
+
+    def take(self, items: list[Any]) -> None:
+        for item in items:
+            if type(item) is not dict or item.get("run") != self.run:
+                continue
+            text = item.get("text")
+            sent = SentControl(item["seq"], item["type"], text if isinstance(text, str) else None)
+            self.kept[sent.seq] = sent
+            self._order.append(sent.seq)
+            self._text += len(sent.text or "")
+            while len(self.kept) > RESUME_CONTROLS or self._text > RESUME_TEXT_BYTES:
+                self._text -= len(self.kept.pop(self._order.popleft()).text or "")
+
+
+def _read_controls(fd: int, run: str, repair: bool) -> tuple[dict[int, SentControl], int]:
+    """Read control file ``fd`` up to its size now, :data:`RESUME_STEP` bytes at a time: the controls
+    of ``run`` kept (see :class:`_ControlLog`) and the last ``seq`` there. With ``repair`` a last
+    line cut short is ended with a newline (and read as the line the child will reject)."""
+    receiver = Receiver("control")
+    log = _ControlLog(run)
+    end, offset, last = os.fstat(fd).st_size, 0, b"\n"
+    while offset < end and (chunk := os.pread(fd, min(RESUME_STEP, end - offset), offset)):
+        offset += len(chunk)
+        last = chunk[-1:]
+        log.take(receiver.feed(chunk))
+    if repair and last != b"\n":
+        os.write(fd, b"\n")
+        log.take(receiver.feed(b"\n"))
+    return log.kept, int(receiver.seq)
 
 
 class _ChannelState:
@@ -297,25 +346,15 @@ class Channel(_ChannelState):
             raise RuntimeError("resume() must come before anything is sent")
         flags = os.O_RDWR | os.O_APPEND if repair else os.O_RDONLY
         fd = open_regular(self.control_path, flags)
-        data = b""
         try:
-            while chunk := os.pread(fd, 1 << 20, len(data)):
-                data += chunk
-            if repair and data and not data.endswith(b"\n"):
-                os.write(fd, b"\n")
-                data += b"\n"
+            kept, self._sender.seq = _read_controls(fd, self.run, repair)
         finally:
             if repair:
                 self._fd = fd
             else:
                 os.close(fd)
-        receiver = Receiver("control")
-        for item in receiver.feed(data):
-            if type(item) is dict and item.get("run") == self.run:
-                text = item.get("text")
-                sent = SentControl(item["seq"], item["type"], text if isinstance(text, str) else None)
-                self.controls[sent.seq] = self.unacked[sent.seq] = sent
-        self._sender.seq = receiver.seq
+        for sent in kept.values():
+            self.controls[sent.seq] = self.unacked[sent.seq] = sent
         self._redeliver_after = max(0, int(committed_seq))
         self._quiet = False
         # mirror the committed events now, so the status is the committed one from the start; a
