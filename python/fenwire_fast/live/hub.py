@@ -43,6 +43,7 @@ import time
 from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from . import roots
 from .backoff import Backoff
 from .durable import Manifest, StateDir
 from .hub_drivers import KernelDriver, PollDriver
@@ -63,6 +64,10 @@ Item = tuple[LiveChild, dict[str, Any]]
 Batch = tuple[LiveChild, list[dict[str, Any]]]
 #: one raw read of one child: ``(child, batch)``
 RawBatch = tuple[LiveChild, "ScanBatch"]
+
+
+#: the locks of the roots of hubs that were detached: held until this process ends
+_DETACHED_ROOTS: list[int] = []
 
 
 class Hub:
@@ -117,6 +122,9 @@ class Hub:
         )
         self._unfinished: dict[LiveChild, None] = {}
         self._brought = False  # the last round handed something over
+        #: where :meth:`spawn` puts the private directories, and its lock (made on first use)
+        self._root: tuple[str, int] | None = None
+        roots.sweep_orphaned_roots(roots.HUB_PREFIX)  # what parents killed on this host left
 
     @property
     def wakeups(self) -> str:
@@ -166,6 +174,8 @@ class Hub:
             kwargs.setdefault("stall_timeout", self.stall_timeout)
         if self.state is not None:
             kwargs["state"] = self.state
+        elif kwargs.get("directory") is None:
+            kwargs["directory"] = self._private_root()
         kwargs.setdefault("trace", self.telemetry if self.telemetry is not None else False)
         return self.add(spawn(prompt, run=run, **kwargs))
 
@@ -175,6 +185,13 @@ class Hub:
             number = manifest.run.removeprefix("child-")
             if number.isdigit() and number.isascii() and len(number) < 20:
                 self._numbered = max(self._numbered, int(number))
+
+    def _private_root(self) -> str:
+        """This hub's root (see :mod:`~fenwire_fast.live.roots`): its lock goes with the process
+        however it dies, and the next hub on the host then removes what is left in it."""
+        if self._root is None:
+            self._root = roots.locked_root(roots.HUB_PREFIX, sweep=False)
+        return self._root[0]
 
     @property
     def active(self) -> list[LiveChild]:
@@ -459,6 +476,9 @@ class Hub:
         for child in self.children:
             child.detach()
         self._unfinished.clear()
+        if self._root is not None:  # the children run on: their directories stay, locked, until this process ends
+            _DETACHED_ROOTS.append(self._root[1])
+            self._root = None
         self._close_state()
 
     def _close_state(self) -> None:
@@ -475,6 +495,9 @@ class Hub:
         for child in self.children:
             child.cleanup()
         self._unfinished.clear()
+        if self._root is not None:
+            roots.release_root(*self._root)
+            self._root = None
         self._close_state()
 
     def __enter__(self) -> Hub:
