@@ -45,7 +45,7 @@ def open_regular(
 ) -> int:
     """``os.open(path, flags, mode, dir_fd=dir_fd)`` that never blocks, and returns a descriptor
     only for a regular file (``O_CLOEXEC`` is added; ``follow=False`` adds ``O_NOFOLLOW``, so a
-    symlink fails with ``ELOOP``). Raises :class:`NotRegularFile` for anything else, ``OSError``
+    symlink is refused too). Raises :class:`NotRegularFile` for anything else, ``OSError``
     when the open fails."""
     extra = _O_NONBLOCK | _O_CLOEXEC | (0 if follow else _O_NOFOLLOW)
     try:
@@ -53,6 +53,8 @@ def open_regular(
     except OSError as exc:
         if exc.errno == errno.ENXIO:  # opened for writing: a FIFO without a reader, a device
             raise NotRegularFile(path, "a FIFO or a device") from None
+        if exc.errno == errno.ELOOP and not follow:
+            raise NotRegularFile(path, "a symbolic link") from None
         raise
     try:
         st_mode = os.fstat(fd).st_mode

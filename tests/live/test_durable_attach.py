@@ -1074,3 +1074,29 @@ def test_a_run_whose_event_file_cannot_be_opened_is_skipped_with_why() -> None:
     (error,) = out["errors"]
     assert error == f"{shut.name}: cannot read its files: Permission denied", error
     assert out["inspect"]["shut"] == "cannot read its files: Permission denied"
+
+
+def test_a_control_file_that_is_a_symlink_is_never_written_through(tmp_path: Path) -> None:
+    """A child replaces its control file with a symlink to another file of the user's (one whose
+    last line is cut short, so that ``resume`` would end it with a newline): ``attach`` refuses the
+    run with why and writes nothing through the link, and a live channel's ``send`` refuses too."""
+    from fenwire_fast.live.channel import Channel
+
+    state_path = tmp_path / "state"
+    good = _ended_run(state_path, "good", **_gone())
+    linked = _ended_run(state_path, "linked", **_gone())
+    outside = tmp_path / "bashrc"
+    outside.write_bytes(b"export A=1")
+    os.unlink(linked.control_path)
+    os.symlink(outside, linked.control_path)
+    with Hub.attach(state_path) as hub:
+        errors = list(hub.attach_errors)
+        assert [c.run for c in hub.children] == ["good"]
+    assert errors == [f"{linked.name}: cannot read its files: control.jsonl is a symbolic link, not a regular file"]
+    assert outside.read_bytes() == b"export A=1"
+    channel = Channel("r", str(tmp_path / "control.jsonl"), good.event_path)
+    os.symlink(outside, tmp_path / "control.jsonl")
+    with pytest.raises(OSError, match="control.jsonl is a symbolic link"):
+        channel.send("prompt", {"text": "go"})
+    channel.close()
+    assert outside.read_bytes() == b"export A=1"

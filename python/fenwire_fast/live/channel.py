@@ -317,13 +317,15 @@ class Channel(_ChannelState):
         """Stamp, validate and append one control line; return its ``seq``.
 
         Raises :class:`SendError` for a control that does not validate, ``OSError`` when the
-        control file cannot be written."""
+        control file cannot be written (or is not a regular file: a symlink, a FIFO)."""
         line, rej = self._sender.next(type_, payload or {})
         if line is None:
             reason = rej.reason if rej is not None else "cannot encode"
             raise SendError(f"cannot send {type_}: {reason}", rej)
         if self._fd is None:
-            self._fd = open_regular(self.control_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            # never through a symlink: the child could point its control file at any file of the user
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+            self._fd = open_regular(self.control_path, flags, 0o600, follow=False)
         data = line + b"\n"
         written = os.write(self._fd, data)
         if written != len(data):  # a regular file only writes short on errors such as ENOSPC
@@ -341,11 +343,12 @@ class Channel(_ChannelState):
         and deliver only the events after ``committed_seq`` (the earlier ones are mirrored, not
         delivered). A control line cut short (its writer died mid-write) is ended with a newline,
         so that the child rejects it and the next control is whole; ``repair=False`` only reads
-        (a look at a run that sends nothing). Raises ``OSError``."""
+        (a look at a run that sends nothing). Raises ``OSError`` (a control file that is not a
+        regular file, a symlink included, is refused: a child could plant one)."""
         if self._sender.seq or self.controls:
             raise RuntimeError("resume() must come before anything is sent")
         flags = os.O_RDWR | os.O_APPEND if repair else os.O_RDONLY
-        fd = open_regular(self.control_path, flags)
+        fd = open_regular(self.control_path, flags, follow=False)  # written to: never through a symlink
         try:
             kept, self._sender.seq = _read_controls(fd, self.run, repair)
         finally:
