@@ -1100,3 +1100,23 @@ def test_a_control_file_that_is_a_symlink_is_never_written_through(tmp_path: Pat
         channel.send("prompt", {"text": "go"})
     channel.close()
     assert outside.read_bytes() == b"export A=1"
+
+
+@pytest.mark.parametrize("target", ["outside", "dangling"])
+def test_an_event_file_that_is_a_symlink_is_refused(tmp_path: Path, target: str) -> None:
+    """A child replaces its event file with a symlink, to another file of the user's or to
+    nothing: ``attach`` skips the run with why (it was read through the link, or adopted to wait,
+    ``starting``, for a file that never comes), and ``fenwire runs`` says the same."""
+    state_path = tmp_path / "state"
+    _ended_run(state_path, "good", **_gone())
+    linked = _ended_run(state_path, "linked", **_gone())
+    outside = tmp_path / "elsewhere.jsonl"
+    if target == "outside":
+        os.rename(linked.event_path, outside)
+    else:
+        os.unlink(linked.event_path)
+    os.symlink(outside, linked.event_path)
+    out = _attach_in_subprocess(state_path)
+    why = "cannot read its files: events.jsonl is a symbolic link, not a regular file"
+    assert out["runs"] == ["good"] and out["errors"] == [f"{linked.name}: {why}"], out
+    assert out["inspect"]["linked"] == why

@@ -307,7 +307,8 @@ class Channel(_ChannelState):
         self._sender = Sender("control", run)
         # the receiver checks each batch for this run's own messages of no mirrored type (plain)
         self._receiver = Receiver("event", run=run)
-        self._tailer = Tailer(self.event_path, "event", max_bytes=max_bytes, receiver=self._receiver)
+        # never through a symlink: a child could point its event file at any file of the user's
+        self._tailer = Tailer(self.event_path, "event", max_bytes=max_bytes, receiver=self._receiver, follow=False)
         self._tailer.pending()  # open the event file now, while only the parent can have made it
         self._fd: int | None = None
 

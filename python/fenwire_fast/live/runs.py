@@ -57,7 +57,7 @@ def _report(path: str, manifest: Manifest) -> RunReport:
     directory = os.path.join(path, manifest.name)
     events = os.path.join(directory, "events.jsonl")
     try:
-        st = os.stat(events)
+        st = os.lstat(events)  # a symlink is refused by the channel, in words
         report.bytes, report.last_event = st.st_size, st.st_mtime
         channel = Channel(
             manifest.run,
