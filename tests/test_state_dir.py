@@ -376,3 +376,112 @@ def test_prune_removes_closed_runs_only(tmp_path: Path, capsys: pytest.CaptureFi
     assert "pruned 1 closed run(s)" in out.err
     assert [json.loads(line)["run"] for line in out.out.splitlines()] == ["open"]
     assert sorted(os.listdir(tmp_path)) == sorted([".lock", "commits.log", kept.name, kept.name + ".json"])
+
+
+# -- the commit log: numbers out of range, a line cut short ------------------------------------
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "9" * 5000,  # more digits than int() takes
+        str(2**64),  # past any seq on the wire
+        "٣",  # a digit, but not an ASCII one
+    ],
+)
+def test_a_record_out_of_range_is_ignored_and_the_state_dir_still_opens(
+    tmp_path: Path, bad: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from fenwire_fast.live.hub import Hub
+
+    state = StateDir(tmp_path)
+    try:
+        run = make_run(state, "r", lines("event", "r", EVENTS), lines("control", "r", [("prompt", {"text": "go"})]))
+    finally:
+        state.close()
+    log = f"{run.name} 3 1.0 .\n{run.name} {bad} 2.0 .\n{run.name} 4 1e999 .\n{run.name} 4 nan .\n"
+    (tmp_path / "commits.log").write_bytes(log.encode())
+    [(_, read)] = read_manifests(str(tmp_path))
+    assert isinstance(read, Manifest) and read.committed_seq == 3  # the bad records are ignored
+    [report] = inspect(tmp_path)
+    assert report.committed_seq == 3 and report.problem is None
+    assert main(["runs", str(tmp_path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["committed_seq"] == 3
+    hub = Hub.attach(tmp_path)  # opens (and folds) the state dir
+    try:
+        [child] = hub.children
+        assert child.durable is not None and child.durable.manifest.committed_seq == 3
+    finally:
+        hub.detach()
+    Hub(state_dir=tmp_path).detach()
+
+
+def test_a_manifest_with_a_position_out_of_range_is_refused_in_words(tmp_path: Path) -> None:
+    state = StateDir(tmp_path)
+    try:
+        run = make_run(state, "r", b"", b"")
+    finally:
+        state.close()
+    for field, value in (("committed_seq", 2**64), ("pid", 2**70)):
+        raw = json.loads((tmp_path / f"{run.name}.json").read_bytes())
+        raw[field] = value
+        (tmp_path / f"{run.name}.json").write_text(json.dumps(raw))
+        [(_, read)] = read_manifests(str(tmp_path))
+        assert isinstance(read, str) and "out of range" in read
+
+
+def test_a_line_cut_short_by_a_short_write_does_not_swallow_the_next_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fenwire_fast.live import durable
+
+    state = StateDir(tmp_path)
+    try:
+        run = make_run(state, "r", b"", b"")
+        real_write = os.write
+
+        def short_write(fd: int, data: bytes) -> int:  # the disk fills up mid-record
+            return real_write(fd, bytes(data)[:7])
+
+        monkeypatch.setattr(durable.os, "write", short_write)
+        with pytest.raises(OSError, match="short write"):
+            state.record_commits([(run.name, 5, 1.0, None)])
+        monkeypatch.setattr(durable.os, "write", real_write)
+        assert not (tmp_path / "commits.log").read_bytes().endswith(b"\n")  # a torn record
+        state.record_commits([(run.name, 6, 2.0, None)])
+    finally:
+        state.close()
+    [(_, read)] = read_manifests(str(tmp_path))
+    assert isinstance(read, Manifest) and read.committed_seq == 6
+
+
+def test_a_torn_log_left_by_a_crash_is_ended_before_the_next_commit(tmp_path: Path) -> None:
+    from fenwire_fast.live.hub import Hub
+
+    state = StateDir(tmp_path)
+    try:
+        run = make_run(state, "r", lines("event", "r", EVENTS), lines("control", "r", [("prompt", {"text": "go"})]))
+        state.record_commits([(run.name, 2, 1.0, None)])
+    finally:
+        state.close()
+    with open(tmp_path / "commits.log", "ab") as log:
+        log.write(f"{run.name} 4 1.".encode())  # a machine's crash cut the last record short
+    hub = Hub.attach(tmp_path)
+    try:
+        [child] = hub.children
+        assert child.durable is not None and child.durable.manifest.committed_seq == 2
+        got: list[int] = []
+        while len(got) < len(EVENTS) - 2:
+            for _child, messages in hub.poll_batches():
+                got += [m["seq"] for m in messages]
+        assert got == list(range(3, len(EVENTS) + 1))
+        assert hub.commit() == 1
+    finally:
+        hub.detach()
+    hub = Hub.attach(tmp_path)  # the run was committed to its end and closed: nothing to take up
+    try:
+        assert not hub.children and not hub.attach_errors
+    finally:
+        hub.detach()
+    [(_, read)] = read_manifests(str(tmp_path))
+    assert isinstance(read, Manifest) and (read.committed_seq, read.closed) == (len(EVENTS), True)

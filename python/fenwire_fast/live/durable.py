@@ -12,8 +12,11 @@ Commits are frequent (a consumer may commit after every batch), so they do not r
 each :meth:`StateDir.record_commits` appends one line per run to ``commits.log`` in a single
 ``write`` (a few microseconds, whatever the number of runs), and a reader takes, per run, the
 highest position in its manifest or the log (:func:`read_manifests`). A parent killed during that
-``write`` leaves whole lines or none; a line cut short (a machine's crash) is ignored. The log is
-**folded** into the manifests (each rewritten as above, then the log emptied) when a hub opens the
+``write`` leaves whole lines or none; a line cut short (a machine's crash, a write cut short by a
+full disk) is ignored, and is ended with a newline before the next append (a newline rather than a
+truncation: nothing whole is ever cut away), so the next record is whole. A record with a number
+out of range (a ``seq`` past :data:`MAX_SEQ`, a time that is not finite) is ignored too: nothing in
+the log keeps a state dir from opening. The log is **folded** into the manifests (each rewritten as above, then the log emptied) when a hub opens the
 state dir, and when it grows past :data:`FOLD_AT` bytes; a fold cut short is simply done again.
 Nothing is ``fsync``-ed: a parent's crash loses nothing, a machine's crash may lose the last commits
 (the events are then delivered again).
@@ -32,6 +35,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import json
+import math
 import os
 import re
 import shutil
@@ -39,6 +43,8 @@ import tempfile
 import time
 from dataclasses import dataclass, field, fields
 from typing import Any
+
+from .._types import MAX_SAFE_INTEGER
 
 __all__ = [
     "MANIFEST_VERSION",
@@ -60,6 +66,11 @@ _NAME = re.compile(r"^run-[A-Za-z0-9_.-]{1,80}$")
 #: the commit log (see the module docstring), and the size past which it is folded into manifests
 COMMITS = "commits.log"
 FOLD_AT = 1 << 20
+#: the largest ``seq`` a record may hold (the wire's largest ``seq``)
+MAX_SEQ = MAX_SAFE_INTEGER
+_SEQ_DIGITS = len(str(MAX_SEQ))
+#: the largest pid a ``pid_t`` holds
+_PID_MAX = (1 << 31) - 1
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 #: a manifest larger than this is not read (it is not one this package wrote)
 _MANIFEST_CAP = 1 << 20
@@ -168,6 +179,8 @@ class Manifest:
         for name in ("pid", "start", "max_bytes", "final_text_cap"):
             kind(name, int, optional=True)
         kind("committed_seq", int)
+        if self.committed_seq > MAX_SEQ or self.pid is not None and self.pid > _PID_MAX:
+            raise ValueError("a pid or committed position out of range")
         for name in ("deadline", "stall_timeout", "committed_at"):
             kind(name, (int, float), optional=True)
         for name in ("grace", "term_grace", "created"):
@@ -206,6 +219,9 @@ class StateDir:
         self.fd: int | None = os.open(self.path, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
         self._log: int | None = None
         self._logged = 0
+        #: the log ends in a line cut short (a short write, or a log found so): the next append
+        #: starts with a newline, so the cut line stays a line of its own (ignored)
+        self._torn = False
         try:
             self._lock = os.open(".lock", os.O_RDWR | os.O_CREAT | _O_CLOEXEC | _O_NOFOLLOW, 0o600, dir_fd=self.fd)
             try:
@@ -281,9 +297,13 @@ class StateDir:
             closed = "" if status is None else " closed " + (_UNSAFE.sub("_", status) or "_")
             lines.append(f"{name} {seq} {when:.6f}{closed} .\n")  # "." ends a whole record
         data = "".join(lines).encode("ascii", "replace")
+        if self._torn:  # end the line a short write left, so that this record starts a line of its own
+            data = b"\n" + data
         written = os.write(self._log, data)
         if written != len(data):  # a regular file writes short only on errors such as ENOSPC
+            self._torn = data[written - 1 : written] != b"\n" if written > 0 else self._torn
             raise OSError(errno.EIO, f"short write to {COMMITS}")
+        self._torn = False
         self._logged += written
         if self._logged >= FOLD_AT:
             self.fold()
@@ -298,6 +318,7 @@ class StateDir:
                     self.save(manifest)
         os.ftruncate(self._log, 0)
         self._logged = 0
+        self._torn = False
 
     def prune(self) -> list[str]:
         """Remove every closed run (its directory, manifest and kept final text); return their
@@ -362,25 +383,52 @@ def read_commits(dir_fd: int | None) -> dict[str, Commit]:
     """The commit log, per run: its last whole record's ``seq`` and time, and the status it was
     closed with (``None``: not closed). A hub only ever commits a run forward, and a closed run
     is never committed again, so the last record of a run is its latest position. Lines that are
-    not whole records (one cut short by a crash) are ignored."""
+    not whole records (one cut short by a crash) and records with a number out of range (a
+    ``seq`` past :data:`MAX_SEQ`, a time that is not a finite number) are ignored: nothing in the
+    log can make it unreadable."""
     data = _read_at(dir_fd, COMMITS, None) or b""
-    last: dict[bytes, bytes] = {}
-    for line in data.split(b"\n")[:-1]:  # the last piece has no newline: cut short, or empty
-        if line.endswith(b" ."):  # "." ends a whole record
-            last[line[: line.find(b" ")]] = line
     commits: dict[str, Commit] = {}
-    for line in last.values():
-        parts = line.decode("ascii", "replace").split(" ")[:-1]
-        if len(parts) not in (3, 5) or not _NAME.match(parts[0]) or not parts[1].isdigit():
-            continue
-        if len(parts) == 5 and parts[3] != "closed":
-            continue
-        try:
-            when = float(parts[2])
-        except ValueError:
-            continue
-        commits[parts[0]] = (int(parts[1]), when, parts[4] if len(parts) == 5 else None)
+    for line in data.split(b"\n")[:-1]:  # the last piece has no newline: cut short, or empty
+        record = _parse_commit(line)
+        if record is not None:
+            commits[record[0]] = record[1]
     return commits
+
+
+def _parse_commit(line: bytes) -> tuple[str, Commit] | None:
+    """One record of the commit log, or ``None`` when the line is not a whole, valid one."""
+    if not line.endswith(b" ."):  # "." ends a whole record
+        return None
+    parts = line.decode("ascii", "replace").split(" ")[:-1]
+    if len(parts) not in (3, 5) or not _NAME.match(parts[0]):
+        return None
+    if len(parts) == 5 and parts[3] != "closed":
+        return None
+    seq = parse_seq(parts[1])
+    when = _parse_time(parts[2])
+    if seq is None or when is None:
+        return None
+    return parts[0], (seq, when, parts[4] if len(parts) == 5 else None)
+
+
+def parse_seq(text: str) -> int | None:
+    """A ``seq`` written in decimal (at most :data:`MAX_SEQ`), or ``None``; never raises (a
+    number of any length is refused before ``int`` sees it)."""
+    if not 0 < len(text) <= _SEQ_DIGITS or not text.isascii() or not text.isdigit():
+        return None
+    seq = int(text)
+    return seq if seq <= MAX_SEQ else None
+
+
+def _parse_time(text: str) -> float | None:
+    """A time (seconds since the epoch) as the log writes it, or ``None`` when it is not one."""
+    if not 0 < len(text) <= 32:
+        return None
+    try:
+        when = float(text)
+    except ValueError:
+        return None
+    return when if math.isfinite(when) else None
 
 
 def _apply(manifest: Manifest, commits: dict[str, Commit]) -> bool:
