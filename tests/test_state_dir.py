@@ -110,8 +110,8 @@ def test_commits_go_to_the_log_and_readers_take_the_highest(tmp_path: Path) -> N
     try:
         a = make_run(state, "a", b"", b"")
         b = make_run(state, "b", b"", b"")
-        state.record_commits([(a.name, 5, 100.0, None), (b.name, 2, 100.0, None)])
-        state.record_commits([(a.name, 9, 101.0, "done")])
+        state.record_commits([(a.name, 5, 100.0, None, None), (b.name, 2, 100.0, None, None)])
+        state.record_commits([(a.name, 9, 101.0, "done", None)])
         found = {m.run: m for _, m in read_manifests(str(tmp_path)) if isinstance(m, Manifest)}
         assert (found["a"].committed_seq, found["a"].closed, found["a"].status) == (9, True, "done")
         assert (found["b"].committed_seq, found["b"].closed, found["b"].committed_at) == (2, False, 100.0)
@@ -130,7 +130,7 @@ def test_commits_go_to_the_log_and_readers_take_the_highest(tmp_path: Path) -> N
     assert (on_disk["a"].committed_seq, on_disk["a"].closed, on_disk["b"].committed_seq) == (9, True, 7)
 
 
-def read_commits_of(path: Path) -> dict[str, tuple[int, float, str | None]]:
+def read_commits_of(path: Path) -> dict[str, tuple[int, float, str | None, str | None]]:
     from fenwire_fast.live.durable import read_commits
 
     fd = os.open(path, os.O_RDONLY)
@@ -148,7 +148,7 @@ def test_a_large_log_is_folded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     try:
         run = make_run(state, "a", b"", b"")
         for seq in range(1, 20):
-            state.record_commits([(run.name, seq, 1.0, None)])
+            state.record_commits([(run.name, seq, 1.0, None, None)])
         assert (tmp_path / "commits.log").stat().st_size < 200
         [(_, on_disk)] = read_manifests(str(tmp_path), with_log=False)
         [(_, latest)] = read_manifests(str(tmp_path))
@@ -366,7 +366,7 @@ def test_prune_removes_closed_runs_only(tmp_path: Path, capsys: pytest.CaptureFi
         closed = make_run(state, "closed", b"", b"")
         kept = make_run(state, "open", b"", b"")
         state.keep_final_text(closed.name, 3, "text")
-        state.record_commits([(closed.name, 0, 1.0, "done")])
+        state.record_commits([(closed.name, 0, 1.0, "done", None)])
         assert main(["runs", str(tmp_path), "--prune"]) == 1  # the lock is held
         assert "in use by another hub" in capsys.readouterr().err
     finally:
@@ -445,10 +445,10 @@ def test_a_line_cut_short_by_a_short_write_does_not_swallow_the_next_commit(
 
         monkeypatch.setattr(durable.os, "write", short_write)
         with pytest.raises(OSError, match="short write"):
-            state.record_commits([(run.name, 5, 1.0, None)])
+            state.record_commits([(run.name, 5, 1.0, None, None)])
         monkeypatch.setattr(durable.os, "write", real_write)
         assert not (tmp_path / "commits.log").read_bytes().endswith(b"\n")  # a torn record
-        state.record_commits([(run.name, 6, 2.0, None)])
+        state.record_commits([(run.name, 6, 2.0, None, None)])
     finally:
         state.close()
     [(_, read)] = read_manifests(str(tmp_path))
@@ -461,7 +461,7 @@ def test_a_torn_log_left_by_a_crash_is_ended_before_the_next_commit(tmp_path: Pa
     state = StateDir(tmp_path)
     try:
         run = make_run(state, "r", lines("event", "r", EVENTS), lines("control", "r", [("prompt", {"text": "go"})]))
-        state.record_commits([(run.name, 2, 1.0, None)])
+        state.record_commits([(run.name, 2, 1.0, None, None)])
     finally:
         state.close()
     with open(tmp_path / "commits.log", "ab") as log:

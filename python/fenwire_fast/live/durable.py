@@ -16,8 +16,18 @@ highest position in its manifest or the log (:func:`read_manifests`). A parent k
 full disk) is ignored, and is ended with a newline before the next append (a newline rather than a
 truncation: nothing whole is ever cut away), so the next record is whole. A record with a number
 out of range (a ``seq`` past :data:`MAX_SEQ`, a time that is not finite) is ignored too: nothing in
-the log keeps a state dir from opening. The log is **folded** into the manifests (each rewritten as above, then the log emptied) when a hub opens the
-state dir, and when it grows past :data:`FOLD_AT` bytes; a fold cut short is simply done again.
+the log keeps a state dir from opening. The log is **folded** into the manifests (each rewritten
+as above, then the log emptied) when a hub opens the state dir, and when it grows past
+:data:`FOLD_AT` bytes; a fold cut short is simply done again.
+
+A record is ``NAME SEQ TIME [closed STATUS] [@MARK] .``. The **mark** (:func:`encode_mark`) says
+where an attach may read the run's event file from instead of its start: the byte just after the
+line of a ``seq`` at or before the committed one, a check of the bytes before it, and what the
+parent's channel had mirrored there (status, events read, acknowledged controls). A commit whose
+channel stands just after the committed line records one; others keep the run's last mark. A
+manifest keeps the latest mark folded into it. A manifest without one (an older state dir) is read
+from the start, and so is a run whose mark does not hold up against its file
+(:meth:`~fenwire_fast.live.channel.Channel.resume`).
 Nothing is ``fsync``-ed: a parent's crash loses nothing, a machine's crash may lose the last commits
 (the events are then delivered again).
 
@@ -32,8 +42,11 @@ runs from them.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import errno
 import fcntl
+import functools
 import json
 import math
 import os
@@ -45,6 +58,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .._types import MAX_SAFE_INTEGER
+from .channel import ResumePoint
 
 __all__ = [
     "MANIFEST_VERSION",
@@ -54,6 +68,8 @@ __all__ = [
     "COMMITS",
     "boot_id",
     "read_commits",
+    "encode_mark",
+    "decode_mark",
     "read_manifests",
     "process_start",
 ]
@@ -135,6 +151,9 @@ class Manifest:
     #: the ``seq`` of the last event the consumer committed (0: none), and when
     committed_seq: int = 0
     committed_at: float | None = None
+    #: where the event file can be read from on attach, at or before the committed position (a
+    #: :class:`~fenwire_fast.live.channel.ResumePoint`, see :func:`encode_mark`); ``None``: its start
+    mark: str | None = None
     #: the run is over for the consumer: the child finished and every event it wrote was committed
     closed: bool = False
     #: the run's status when it was closed
@@ -181,6 +200,7 @@ class Manifest:
         kind("committed_seq", int)
         if self.committed_seq > MAX_SEQ or self.pid is not None and self.pid > _PID_MAX:
             raise ValueError("a pid or committed position out of range")
+        kind("mark", str, optional=True)
         for name in ("deadline", "stall_timeout", "committed_at"):
             kind(name, (int, float), optional=True)
         for name in ("grace", "term_grace", "created"):
@@ -284,18 +304,20 @@ class StateDir:
 
     # -- commits --------------------------------------------------------------------------------
 
-    def record_commits(self, records: list[tuple[str, int, float, str | None]]) -> None:
-        """Append ``(name, seq, when, closed_status)`` records to the commit log in one ``write``
-        (``closed_status``: the run is closed, with that status; ``None``: it is not). Folds the
-        log into the manifests once it is large. Raises ``OSError``."""
+    def record_commits(self, records: list[tuple[str, int, float, str | None, str | None]]) -> None:
+        """Append ``(name, seq, when, closed_status, mark)`` records to the commit log in one
+        ``write`` (``closed_status``: the run is closed, with that status; ``None``: it is not;
+        ``mark``: where an attach may read its event file from, :func:`encode_mark`, or ``None``).
+        Folds the log into the manifests once it is large. Raises ``OSError``."""
         if not records:
             return
         if self._log is None:
             raise OSError(errno.EBADF, "the state dir is closed")
         lines = []
-        for name, seq, when, status in records:
+        for name, seq, when, status, mark in records:
             closed = "" if status is None else " closed " + (_UNSAFE.sub("_", status) or "_")
-            lines.append(f"{name} {seq} {when:.6f}{closed} .\n")  # "." ends a whole record
+            marked = "" if mark is None else " @" + mark
+            lines.append(f"{name} {seq} {when:.6f}{closed}{marked} .\n")  # "." ends a whole record
         data = "".join(lines).encode("ascii", "replace")
         if self._torn:  # end the line a short write left, so that this record starts a line of its own
             data = b"\n" + data
@@ -375,8 +397,9 @@ def _read_at(dir_fd: int | None, name: str, cap: int | None) -> bytes | None:
         return None
 
 
-#: a run's latest commit in the log: ``(seq, when, closed_status)``
-Commit = tuple[int, float, str | None]
+#: a run's latest commit in the log: ``(seq, when, closed_status, mark)`` (``mark``: the latest
+#: one recorded for the run, if any)
+Commit = tuple[int, float, str | None, str | None]
 
 
 def read_commits(dir_fd: int | None) -> dict[str, Commit]:
@@ -391,7 +414,10 @@ def read_commits(dir_fd: int | None) -> dict[str, Commit]:
     for line in data.split(b"\n")[:-1]:  # the last piece has no newline: cut short, or empty
         record = _parse_commit(line)
         if record is not None:
-            commits[record[0]] = record[1]
+            name, (seq, when, status, mark) = record
+            if mark is None and name in commits:  # a commit that could not mark its place
+                mark = commits[name][3]  # leaves the last mark (at an earlier position) standing
+            commits[name] = (seq, when, status, mark)
     return commits
 
 
@@ -400,6 +426,9 @@ def _parse_commit(line: bytes) -> tuple[str, Commit] | None:
     if not line.endswith(b" ."):  # "." ends a whole record
         return None
     parts = line.decode("ascii", "replace").split(" ")[:-1]
+    mark = parts.pop()[1:] if len(parts) > 3 and parts[-1].startswith("@") else None
+    if mark is not None and not _MARK.match(mark):
+        return None
     if len(parts) not in (3, 5) or not _NAME.match(parts[0]):
         return None
     if len(parts) == 5 and parts[3] != "closed":
@@ -408,7 +437,7 @@ def _parse_commit(line: bytes) -> tuple[str, Commit] | None:
     when = _parse_time(parts[2])
     if seq is None or when is None:
         return None
-    return parts[0], (seq, when, parts[4] if len(parts) == 5 else None)
+    return parts[0], (seq, when, parts[4] if len(parts) == 5 else None, mark)
 
 
 def parse_seq(text: str) -> int | None:
@@ -431,15 +460,102 @@ def _parse_time(text: str) -> float | None:
     return when if math.isfinite(when) else None
 
 
+#: a mark as the log and manifests keep it (see :func:`encode_mark`): at most this long
+_MARK_CAP = 4096
+_MARK = re.compile(
+    r"^([0-9]{1,19})\.([0-9]{1,16})\.([0-9]{1,10})\.([a-z-]{1,16})\.([0-9]{1,19})\.([A-Za-z0-9_-]{0,%d})$" % _MARK_CAP
+)
+_ACK_STATUSES = ("accepted", "rejected", "applied")
+#: the most acknowledged controls a mark may list (more: no mark, the file is read from its start)
+_MARK_ACKS = 1 << 16
+_MAX_OFFSET = (1 << 63) - 1
+
+
+def encode_mark(point: ResumePoint) -> str | None:
+    """``point`` as the commit log and the manifests keep it, one word:
+    ``OFFSET.SEQ.TAIL.STATUS.EVENTS.ACKS`` (decimal numbers, the status's name, and the
+    acknowledged controls as URL-safe base64 of a JSON array: ``[first, last, status]`` for
+    consecutive ``seq`` acknowledged alike, ``[seq, seq, status, reason]`` for one with a
+    reason). ``None`` when that would be longer than :data:`_MARK_CAP` (a run that
+    acknowledged many controls with reasons): the run keeps its earlier mark."""
+    acks = _encode_acks(point.acks)
+    if acks is None:
+        return None
+    return f"{point.offset}.{point.seq}.{point.tail}.{point.status}.{point.events}.{acks}"
+
+
+@functools.lru_cache(maxsize=1024)  # a run's acks change seldom: most commits encode the same ones
+def _encode_acks(points: tuple[tuple[int, str, str | None], ...]) -> str | None:
+    if not points:
+        return ""
+    acks: list[list[Any]] = []
+    for seq, status, reason in points:
+        last = acks[-1] if acks else None
+        if reason is None and last is not None and len(last) == 3 and last[2] == status and last[1] == seq - 1:
+            last[1] = seq
+        else:
+            acks.append([seq, seq, status] if reason is None else [seq, seq, status, reason])
+    text = json.dumps(acks, separators=(",", ":"))  # ASCII: a reason's lone surrogate is escaped
+    encoded = base64.urlsafe_b64encode(text.encode("ascii")).rstrip(b"=").decode("ascii")
+    return encoded if len(encoded) <= _MARK_CAP else None
+
+
+def decode_mark(mark: str) -> ResumePoint | None:
+    """The :class:`~fenwire_fast.live.channel.ResumePoint` of a mark :func:`encode_mark` wrote, or
+    ``None`` for anything else (never raises: every number is bounded before it is used). The
+    channel checks it against the files before it reads from it."""
+    found = _MARK.match(mark)
+    if found is None:
+        return None
+    offset, seq, tail, events = (int(found[i]) for i in (1, 2, 3, 5))
+    if offset > _MAX_OFFSET or seq > MAX_SEQ or tail >= 1 << 32 or events > _MAX_OFFSET:
+        return None
+    acks = _decode_acks(found[6])
+    if acks is None:
+        return None
+    return ResumePoint(offset, seq, tail, found[4], events, acks)
+
+
+def _count(value: object, most: int) -> bool:
+    return type(value) is int and 0 <= value <= most
+
+
+def _decode_acks(encoded: str) -> tuple[tuple[int, str, str | None], ...] | None:
+    if not encoded:
+        return ()
+    try:
+        ranges = json.loads(base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)))
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        return None
+    if not isinstance(ranges, list):
+        return None
+    acks: list[tuple[int, str, str | None]] = []
+    for entry in ranges:
+        if not isinstance(entry, list) or len(entry) not in (3, 4):
+            return None
+        first, last, status = entry[:3]
+        reason = entry[3] if len(entry) == 4 else None
+        if not (_count(first, MAX_SEQ) and _count(last, MAX_SEQ)) or not 0 < first <= last:
+            return None
+        if status not in _ACK_STATUSES or not (reason is None or isinstance(reason, str) and first == last):
+            return None
+        if last - first + len(acks) >= _MARK_ACKS:
+            return None
+        acks.extend((seq, status, reason) for seq in range(first, last + 1))
+    return tuple(acks)
+
+
 def _apply(manifest: Manifest, commits: dict[str, Commit]) -> bool:
     """Bring ``manifest`` up to its run's commits in the log; ``True`` when that changed it."""
     commit = commits.get(manifest.name)
     if commit is None:
         return False
-    seq, when, status = commit
+    seq, when, status, mark = commit
     changed = False
     if seq > manifest.committed_seq:
         manifest.committed_seq, manifest.committed_at, changed = seq, when, True
+    if mark is not None and mark != manifest.mark:
+        manifest.mark, changed = mark, True
     if status is not None and not manifest.closed:
         manifest.closed, manifest.status, changed = True, status, True
     return changed

@@ -2,8 +2,8 @@
 
 One :class:`RunReport` per manifest: the run id, the child's pid and whether that process still
 runs (pid and start time), the mirrored status (rebuilt from the control and event files, as
-``Hub.attach`` would), the events and bytes the child wrote so far, when it last wrote, and the
-consumer's committed position. Nothing is written, no lock is taken and no final-text file is
+``Hub.attach`` would: from the run's mark when it holds up), the events and bytes the child wrote
+so far, when it last wrote, and the consumer's committed position. Nothing is written, no lock is taken and no final-text file is
 opened, so a state dir can be looked at while its hub runs, or after its parent died.
 """
 
@@ -19,7 +19,7 @@ from typing import TextIO
 
 from .adopt import alive
 from .channel import Channel
-from .durable import Manifest, read_manifests
+from .durable import Manifest, decode_mark, read_manifests
 
 __all__ = ["RunReport", "inspect", "print_runs"]
 
@@ -69,7 +69,8 @@ def _report(path: str, manifest: Manifest) -> RunReport:
         report.problem = f"cannot read its files: {exc.strerror or exc}"
         return report
     try:
-        channel.resume(repair=False)
+        start = decode_mark(manifest.mark) if manifest.mark else None
+        channel.resume(manifest.committed_seq, repair=False, start=start)
         while True:
             messages, errors = channel.poll()
             if not messages and not errors and not channel.pending():
@@ -78,7 +79,8 @@ def _report(path: str, manifest: Manifest) -> RunReport:
         report.problem = f"cannot read its files: {exc.strerror or exc}"
     finally:
         channel.close()
-    report.status, report.events, report.last_seq = channel.status, channel.events, channel.last_seq
+    report.status, report.last_seq = channel.status, channel.last_seq
+    report.events = channel.earlier_events + channel.events
     if channel.exit is None and not report.alive and report.problem is None:
         # what a parent reports for a child that died without an exit line
         report.error = "its process ended without an exit line" if manifest.pid else "no process was recorded"
