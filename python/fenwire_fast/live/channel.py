@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import errno
 import os
+import zlib
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .. import DRAIN_BYTE_BUDGET, EVENT_TYPE_ORDER, Receiver, Rejection, ScanBatch, Sender, decode, session
 from .._regular import open_regular
@@ -39,7 +40,7 @@ from .final_text import DEFAULT_FINAL_TEXT_CAP, READ_STEP, FinalTextFollower, Fi
 if TYPE_CHECKING:
     from ..lines import Tailer
 
-__all__ = ["Channel", "SentControl", "PollError", "SendError", "DEFAULT_FINAL_TEXT_CAP"]
+__all__ = ["Channel", "SentControl", "PollError", "SendError", "ResumePoint", "DEFAULT_FINAL_TEXT_CAP"]
 
 _MIRRORED = frozenset({"ready", "control-ack", "turn-started", "turn-complete", "result", "exit"})
 #: ``ScanBatch.types`` translated by this: 1 where a line is of a mirrored type, 0 elsewhere
@@ -60,6 +61,41 @@ class SentControl:
     text: str | None = None
     status: str | None = None
     reason: str | None = None
+
+
+class ResumePoint(NamedTuple):
+    """A place in a run's event file where a later channel can take up the read without reading
+    what comes before it (:meth:`Channel.resume_point`, :meth:`Channel.resume`): the byte
+    ``offset`` just after a whole line, the ``seq`` read up to there, a check of the bytes before
+    it (``tail``: the CRC-32 of the last :data:`RESUME_TAIL` bytes, the last one a newline), and
+    the mirrored state there: the ``status``, the ``events`` of the run read so far, and each
+    acknowledged control's ``(seq, status, reason)``."""
+
+    offset: int
+    seq: int
+    tail: int
+    status: str
+    events: int
+    acks: tuple[tuple[int, str, str | None], ...] = ()
+
+
+#: bytes before a :class:`ResumePoint` checked by its ``tail``
+RESUME_TAIL = 64
+
+
+def _tail_check(fd: int, offset: int) -> int | None:
+    """The ``tail`` of a :class:`ResumePoint` at ``offset`` of the file ``fd``; ``None`` when
+    ``offset`` is not just after a newline of the file."""
+    if offset == 0:
+        return 0
+    size = min(offset, RESUME_TAIL)
+    try:
+        data = os.pread(fd, size, offset - size)
+    except OSError:
+        return None
+    if len(data) != size or data[-1:] != b"\n":
+        return None
+    return zlib.crc32(data)
 
 
 @dataclass(frozen=True)
@@ -281,6 +317,12 @@ class Channel(_ChannelState):
         self.controls: dict[int, SentControl] = {}
         self.errors: list[PollError] = []
         self.events = 0
+        #: events of the run read before this channel's deliveries: those before the point
+        #: :meth:`resume` started from, and the committed ones it mirrored without delivering
+        self.earlier_events = 0
+        #: the byte of the event file :meth:`resume` started reading from (0: the start)
+        self.resumed_at = 0
+        self._acks: tuple[int, tuple[tuple[int, str, str | None], ...]] = (0, ())
         self.last_seq = 0
         self.ignored_after_exit = 0
         self.stopped = False
@@ -338,14 +380,20 @@ class Channel(_ChannelState):
         self.controls[seq] = sent
         return seq
 
-    def resume(self, committed_seq: int = 0, *, repair: bool = True) -> None:
+    def resume(self, committed_seq: int = 0, *, repair: bool = True, start: ResumePoint | None = None) -> bool:
         """Take up a run begun by an earlier channel: read the control file (every control sent is
         unacknowledged until its ack is read again; the next ``seq`` follows the last one there),
         and deliver only the events after ``committed_seq`` (the earlier ones are mirrored, not
         delivered). A control line cut short (its writer died mid-write) is ended with a newline,
         so that the child rejects it and the next control is whole; ``repair=False`` only reads
-        (a look at a run that sends nothing). Raises ``OSError`` (a control file that is not a
-        regular file, a symlink included, is refused: a child could plant one)."""
+        (a look at a run that sends nothing).
+
+        ``start``: a :class:`ResumePoint` an earlier channel recorded, to read the event file from
+        instead of from its start. It is used only when it holds up: at most ``committed_seq``,
+        within the file, just after a newline, the bytes before it those it was recorded after,
+        every control it acknowledges sent; else the file is read from its start, as without it.
+        Returns whether it was used. Raises ``OSError`` (a control file that is not a regular file,
+        a symlink included, is refused: a child could plant one)."""
         if self._sender.seq or self.controls:
             raise RuntimeError("resume() must come before anything is sent")
         flags = os.O_RDWR | os.O_APPEND if repair else os.O_RDONLY
@@ -359,6 +407,7 @@ class Channel(_ChannelState):
                 os.close(fd)
         for sent in kept.values():
             self.controls[sent.seq] = self.unacked[sent.seq] = sent
+        started = start is not None and self._start_at(start, committed_seq)
         self._redeliver_after = max(0, int(committed_seq))
         self._quiet = False
         # mirror the committed events now, so the status is the committed one from the start; a
@@ -371,6 +420,58 @@ class Channel(_ChannelState):
                 break
             if not self.pending():
                 break
+        return started
+
+    def _start_at(self, point: ResumePoint, committed_seq: int) -> bool:
+        """Set the read and the mirrored state to ``point`` when it holds up (see :meth:`resume`)."""
+        fd = self._tailer.fileno()
+        if (
+            fd is None
+            or not 0 <= point.seq <= committed_seq
+            or point.status not in session.STATES
+            or any(seq not in self.controls for seq, _, _ in point.acks)
+            or _tail_check(fd, point.offset) != point.tail
+        ):
+            return False
+        self._tailer._cursor.offset = self.resumed_at = point.offset
+        self._receiver.seq = self.last_seq = point.seq
+        self.status = point.status
+        self.earlier_events = point.events
+        for seq, status, reason in point.acks:
+            sent = self.controls[seq]
+            sent.status, sent.reason = status, reason
+            self.unacked.pop(seq, None)
+        return True
+
+    def resume_point(self) -> ResumePoint | None:
+        """Where a later channel can take up this run (:meth:`resume`): just after the last whole
+        line read, with the state mirrored there. ``None`` when that is no such point: a read held
+        or kept for later, a ``result``, an ``exit`` or an error seen (a run then resumes from an
+        earlier point, or from the start)."""
+        fd = self._tailer._cursor._fd
+        if (
+            fd is None
+            or self.result is not None
+            or self.exit is not None
+            or self.error is not None
+            or self.stopped
+            or self._backlog is not None
+            or self._held
+            or self._held_raw is not None
+            or self._unread is not None
+            or self._final.reading
+            or self._receiver.seq != self.last_seq
+        ):
+            return None
+        offset = self._tailer.offset - self._receiver.buffered
+        tail = _tail_check(fd, offset)
+        if tail is None:
+            return None
+        acked = len(self.controls) - len(self.unacked)  # acks only add up: their count tells them
+        if self._acks[0] != acked:
+            acks = tuple((c.seq, c.status, c.reason) for c in self.controls.values() if c.status is not None)
+            self._acks = (acked, acks)
+        return ResumePoint(offset, self.last_seq, tail, self.status, self.earlier_events + self.events, self._acks[1])
 
     # -- polling --------------------------------------------------------------------------------
 
@@ -562,6 +663,7 @@ class Channel(_ChannelState):
         kept = []
         for batch in batches:
             cut = bisect_right(batch.seqs, after)
+            self.earlier_events += cut
             if cut < len(batch):
                 kept.append(batch if cut == 0 else batch.slice(cut, len(batch)))
         return kept
@@ -573,7 +675,9 @@ class Channel(_ChannelState):
             self._redeliver_after = 0
         if messages[0]["seq"] > after:
             return messages
-        return [m for m in messages if m["seq"] > after]
+        kept = [m for m in messages if m["seq"] > after]
+        self.earlier_events += len(messages) - len(kept)
+        return kept
 
     def poll_hot(self) -> list[dict[str, Any]] | None:
         """:meth:`poll` for a caller that knows the file grew or was just read (a hub's hot

@@ -419,17 +419,17 @@ class Hub:
         if state is None:
             raise RuntimeError("commit() needs a durable hub: Hub(state_dir=...)")
         now = time.time()
-        records: list[tuple[str, int, float, str | None]] = []
+        records: list[tuple[str, int, float, str | None, str | None]] = []
         moved = []
         for child in self._uncommitted:
             run = child.durable
             position = run.commit(child) if run is not None else None
             if run is not None and position is not None:
-                records.append((run.manifest.name, position[0], now, position[1]))
+                records.append((run.manifest.name, position[0], now, position[1], position[2]))
                 moved.append((run, position))
         state.record_commits(records)  # one write; raises before anything is taken as recorded
-        for run, (seq, status) in moved:
-            run.committed(seq, status, now)
+        for run, (seq, status, mark) in moved:
+            run.committed(seq, status, now, mark)
         for child in [c for c in self._uncommitted if c.durable is None or c.durable.settled(c)]:
             del self._uncommitted[child]
         return len(records)

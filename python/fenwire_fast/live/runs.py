@@ -2,8 +2,8 @@
 
 One :class:`RunReport` per manifest: the run id, the child's pid and whether that process still
 runs (pid and start time), the mirrored status (rebuilt from the control and event files, as
-``Hub.attach`` would), the events and bytes the child wrote so far, when it last wrote, and the
-consumer's committed position. Nothing is written, no lock is taken and no final-text file is
+``Hub.attach`` would: from the run's mark when it holds up), the events and bytes the child wrote
+so far, when it last wrote, and the consumer's committed position. Nothing is written, no lock is taken and no final-text file is
 opened, so a state dir can be looked at while its hub runs, or after its parent died.
 """
 
@@ -20,7 +20,7 @@ from typing import TextIO
 from ..text import printable
 from .adopt import alive
 from .channel import Channel
-from .durable import Manifest, read_manifests
+from .durable import Manifest, decode_mark, read_manifests
 
 __all__ = ["RunReport", "inspect", "print_runs"]
 
@@ -70,7 +70,8 @@ def _report(path: str, manifest: Manifest) -> RunReport:
         report.problem = f"cannot read its files: {exc.strerror or exc}"
         return report
     try:
-        channel.resume(repair=False)
+        start = decode_mark(manifest.mark) if manifest.mark else None
+        channel.resume(manifest.committed_seq, repair=False, start=start)
         while True:
             messages, errors = channel.poll()
             if not messages and not errors and not channel.pending():
@@ -79,7 +80,8 @@ def _report(path: str, manifest: Manifest) -> RunReport:
         report.problem = f"cannot read its files: {exc.strerror or exc}"
     finally:
         channel.close()
-    report.status, report.events, report.last_seq = channel.status, channel.events, channel.last_seq
+    report.status, report.last_seq = channel.status, channel.last_seq
+    report.events = channel.earlier_events + channel.events
     if report.problem is None and not channel.stopped and manifest.committed_seq > channel.read_seq:
         report.problem = (
             f"committed_seq {manifest.committed_seq} is past the last event of its file (seq {channel.read_seq})"
