@@ -558,6 +558,39 @@ def test_a_manifest_whose_mark_is_not_one_is_refused_in_words(tmp_path: Path, ma
         assert isinstance(read, Manifest) and (read.committed_seq, read.mark) == (3, None)
 
 
+@pytest.mark.parametrize("kind", ["fifo", "directory", "symlink"])
+def test_fenwire_runs_says_why_it_cannot_read_the_commit_log(
+    tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A commit log that is not a regular file (a FIFO, a directory, a symlink) is never waited on
+    nor followed, and ``fenwire runs`` says so, in the table and in ``--json``, instead of leaving
+    it out in silence: the positions it shows are then the manifests' alone. The runs are listed."""
+    state = StateDir(tmp_path)
+    try:
+        run = make_run(state, "r", lines("event", "r", EVENTS), lines("control", "r", [("prompt", {"text": "go"})]))
+    finally:
+        state.close()
+    log = tmp_path / "commits.log"
+    log.unlink()
+    if kind == "fifo":
+        os.mkfifo(log, 0o600)
+    elif kind == "directory":
+        log.mkdir()
+    else:
+        (tmp_path / "elsewhere").write_text(f"{run.name} 4 1.0 .\n")
+        log.symlink_to(tmp_path / "elsewhere")
+    what = {"fifo": "a FIFO", "directory": "a directory", "symlink": "a symbolic link"}[kind]
+    why = f"cannot be read: commits.log is {what}, not a regular file; committed positions are the manifests' alone"
+    reports = {r.name: r for r in inspect(tmp_path)}
+    assert reports["commits.log"].problem == why
+    assert reports[run.name].problem is None and reports[run.name].committed_seq == 0
+    assert main(["runs", str(tmp_path)]) == 0
+    assert f"  commits.log: {why}" in capsys.readouterr().out.splitlines()
+    assert main(["runs", str(tmp_path), "--json"]) == 0
+    found = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["name"], r["problem"]) for r in found] == [("commits.log", why), (run.name, None)]
+
+
 def test_a_line_cut_short_by_a_short_write_does_not_swallow_the_next_commit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1035,6 +1035,7 @@ def test_a_fifo_where_a_file_is_expected_is_refused_not_waited_on(tmp_path: Path
     if where == "commits":
         assert out["refused"] == "[Errno 22] commits.log is a FIFO or a device, not a regular file"
         assert out["inspect"][good.run] is None  # fenwire runs reads the manifests without the log
+        assert out["inspect"]["commits.log"].startswith("cannot be read: commits.log is a FIFO, not a regular file")
         return
     assert sorted(out["runs"]) == (["fifo", "good"] if where == "manifest" else ["good"]), out
     name = "run-pipe" if where == "manifest" else fifo.name

@@ -17,10 +17,11 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import TextIO
 
+from .._regular import read_regular
 from ..text import printable
 from .adopt import alive
 from .channel import Channel
-from .durable import Manifest, decode_mark, read_manifests
+from .durable import COMMITS, Manifest, decode_mark, read_manifests
 
 __all__ = ["RunReport", "inspect", "print_runs"]
 
@@ -104,11 +105,27 @@ def _report(path: str, manifest: Manifest) -> RunReport:
     return report
 
 
+def _log_problem(path: str) -> RunReport | None:
+    """A report for a commit log that is there but cannot be read (a FIFO, a directory, a symlink,
+    no permission): the positions shown are then those of the manifests alone, and the reader
+    says so rather than skipping the log in silence."""
+    try:
+        read_regular(os.path.join(path, COMMITS), 0)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        why = f"cannot be read: {exc.strerror or exc}; committed positions are the manifests' alone"
+        return RunReport(name=COMMITS, problem=why)
+    return None
+
+
 def inspect(path: str | os.PathLike[str]) -> list[RunReport]:
-    """A report per manifest in state dir ``path``, sorted by name. Raises ``OSError`` when the
-    state dir cannot be read."""
+    """A report per manifest in state dir ``path``, sorted by name, after one for the commit log
+    when it is there but cannot be read (named ``commits.log``, with its problem). Raises
+    ``OSError`` when the state dir cannot be read."""
     path = os.path.abspath(os.fspath(path))
-    reports = []
+    log = _log_problem(path)
+    reports = [] if log is None else [log]
     for name, manifest in read_manifests(path):
         if isinstance(manifest, str):
             reports.append(RunReport(name=name, problem=manifest))
