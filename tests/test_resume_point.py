@@ -318,6 +318,21 @@ def test_attach_reads_from_the_committed_offset_and_fenwire_runs_too(
             assert got == list(range(12, len(events) + 1))
         finally:
             hub.detach()
+        # the event file swapped for a symlink to its own bytes, which the mark holds up against:
+        # a mark is read through the channel's descriptor, never through a link, so the run is refused
+        outside = tmp_path / "outside.jsonl"
+        outside.write_bytes(whole)
+        os.unlink(path)
+        os.symlink(outside, path)
+        hub = Hub.attach(tmp_path)
+        try:
+            assert not hub.children
+            [error] = hub.attach_errors
+            assert error.endswith("cannot read its files: events.jsonl is a symbolic link, not a regular file"), error
+        finally:
+            hub.detach()
+        [report] = inspect(tmp_path)
+        assert report.problem == "cannot read its files: events.jsonl is a symbolic link, not a regular file"
     finally:
         os.killpg(sleeper.pid, signal.SIGKILL)
         sleeper.wait()
