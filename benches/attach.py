@@ -119,7 +119,29 @@ def run_script(rng: random.Random, prompt: str, finished: bool) -> list[tuple[st
     return events
 
 
-def build(path: str, runs: int, seed: int) -> dict[str, dict[str, Any]]:
+def history(seed: int, size: int) -> tuple[bytes, int]:
+    """A long first stretch of a turn, for runs with a large history (``--history-mb``): the
+    event lines of run ``agent-XXXX`` (``ready``, the prompt's ack, ``turn-started``, ``user``,
+    then step after step of the script's kinds of events) up to ``size`` bytes, and their count."""
+    from fenwire_fast import Sender
+
+    rng = random.Random(seed)
+    sender = Sender("event", "agent-XXXX")
+    out: list[bytes] = []
+    total = 0
+    while total < size:
+        script = run_script(random.Random(rng.randrange(1 << 62)), PROMPTS[0], False)
+        for etype, payload in script if not out else script[4:]:
+            if etype in ("turn-complete", "result", "exit"):
+                continue
+            line, rejection = sender.next(etype, payload)
+            assert line is not None, rejection
+            out.append(line + b"\n")
+            total += len(line) + 1
+    return b"".join(out), sender.seq
+
+
+def build(path: str, runs: int, seed: int, history_mb: float = 0.0) -> dict[str, dict[str, Any]]:
     """The first parent: make the state dir at ``path`` (see the module docstring); return what
     each run must hand over after an attach (``{run: {total, committed, finished}}``)."""
     from fenwire_fast.live.child.event_writer import EventWriter
@@ -132,6 +154,7 @@ def build(path: str, runs: int, seed: int) -> dict[str, dict[str, Any]]:
     tails: dict[str, tuple[EventWriter, list[tuple[str, dict[str, Any]]]]] = {}
     children = []
     t0 = time.monotonic()
+    past, held = history(seed, int(history_mb * 1e6)) if history_mb else (b"", 0)
     for i in range(runs):
         finished, partway = i % 2 == 0, (i // 2) % 2 == 0
         run = f"agent-{i:04d}"
@@ -149,11 +172,16 @@ def build(path: str, runs: int, seed: int) -> dict[str, dict[str, Any]]:
         if finished:  # the close sent by the first parent is acknowledged soon after it was sent
             events.insert(min(cut + rng.randint(0, 3), n - 3), ("control-ack", {"ref": 2, "status": "accepted"}))
         writer = EventWriter(child.event_path, run, print)
+        if held:  # the long history first; the script goes on after it, in the same turn
+            with open(child.event_path, "ab") as handle:
+                handle.write(past.replace(b'"run":"agent-XXXX"', f'"run":"{run}"'.encode()))
+            writer._sender.seq = held
+            events, n, cut = events[4:], n - 4, cut - 4
         for etype, payload in events[:cut]:
             writer.emit(etype, payload)
         writer.flush()
         tails[run] = (writer, events[cut:])
-        plan[run] = {"total": len(events), "committed": cut, "finished": finished}
+        plan[run] = {"total": held + len(events), "committed": held + cut, "finished": finished}
     spawned = time.monotonic() - t0
     # the first parent drains what is there, closes the runs that will finish, and commits
     delivered = dict.fromkeys(plan, 0)
@@ -311,6 +339,18 @@ def _child(args: list[str], pure: bool) -> dict[str, Any]:
     return json.loads(out.strip().splitlines()[-1])
 
 
+def _runs_time(path: str, pure: bool) -> float:
+    """Seconds ``fenwire runs PATH --json`` takes, in a process of its own (its start included)."""
+    env = dict(os.environ)
+    env.pop("FENWIRE_NO_EXTENSIONS", None)
+    if pure:
+        env["FENWIRE_NO_EXTENSIONS"] = "1"
+    command = [sys.executable, "-m", "fenwire_fast", "runs", path, "--json"]
+    t0 = time.perf_counter()
+    subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
 def _running(pid: int) -> bool:
     """``pid`` runs (a zombie waiting for its reaper does not)."""
     try:
@@ -376,9 +416,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=20)
     parser.add_argument("--tracemalloc", action="store_true", help="measure: trace allocations (not timed)")
     parser.add_argument("--keep", action="store_true", help="all: leave the state dir (its children killed)")
+    parser.add_argument("--no-tracemalloc", action="store_true", help="all: skip the tracemalloc processes")
+    parser.add_argument(
+        "--history-mb", type=float, default=0.0, help="MB of earlier events before each run's script (default 0)"
+    )
     args = parser.parse_args()
     if args.what == "build":
-        plan = build(args.dir, args.runs, args.seed)
+        plan = build(args.dir, args.runs, args.seed, args.history_mb)
         Path(args.dir + ".plan.json").write_text(json.dumps(plan))
         return
     if args.what == "measure":
@@ -406,7 +450,8 @@ def main() -> None:
     traced: dict[tuple[str, str], dict[str, Any]] = {}
     try:
         subprocess.run(
-            [sys.executable, __file__, "build", "--dir", path, "--runs", str(args.runs), "--seed", str(args.seed)],
+            [sys.executable, __file__, "build", "--dir", path, "--runs", str(args.runs), "--seed", str(args.seed)]
+            + ["--history-mb", str(args.history_mb)],
             check=True,
         )
         for r in range(args.rounds):
@@ -420,7 +465,12 @@ def main() -> None:
                     f"peak RSS +{row['rss_growth_mb']:.1f} MB; {row['statuses']}",
                     flush=True,
                 )
+        for backend in dict.fromkeys(v[0] for v in variants):
+            print(f"{backend:<6} fenwire runs --json: {_runs_time(path, backend == 'pure') * 1e3:.0f} ms", flush=True)
         for backend, drain in variants:
+            if args.no_tracemalloc:
+                traced[backend, drain] = {"tracemalloc_peak_mb": float("nan")}
+                continue
             traced[backend, drain] = _child(
                 ["measure", "--dir", path, "--drain", drain, "--tracemalloc"], backend == "pure"
             )

@@ -24,16 +24,15 @@ fleet``, :meth:`Fleet.batches`, and :meth:`Fleet.raw_batches` for forwarders.
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import importlib
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from . import EVENT_TYPE_ORDER, Receiver, ScanBatch
+from .live import roots
 from .live.channel import SentControl
 from .live.telemetry import resolve as resolve_trace
 
@@ -75,59 +74,25 @@ class ChildLost(RuntimeError):
 
 #: each actor keeps its children's private directories under one root of this prefix, locked
 ROOT_PREFIX = "fenwire-fleet-"
-_LOCK = ".lock"
 
 
 def remove_if_orphaned(root: str, wait: float = 0.0) -> bool:
     """Remove an actor's root directory once no process holds its lock (the actor died without
-    closing: its node was lost, or its process killed); return whether it was removed.
-
-    The lock is an ``flock`` the actor holds for as long as it lives, so the kernel frees it
-    however the actor dies, and a root in use is never touched. ``wait``: how long to wait for
-    the lock of an actor known to be dying (a killed process's main thread shows as ended while
-    its other threads, which share its descriptors, are still on their way out)."""
-    try:
-        fd = os.open(os.path.join(root, _LOCK), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return False  # gone already, or not a root (yet: the lock appears only once held)
-    try:
-        end = time.monotonic() + wait
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError:
-                if time.monotonic() >= end:
-                    return False  # its actor is alive
-                time.sleep(0.01)
-        shutil.rmtree(root, ignore_errors=True)  # descriptor-based: never follows a link
-        return not os.path.lexists(root)
-    finally:
-        os.close(fd)
+    closing: its node was lost, or its process killed); return whether it was removed. See
+    :func:`fenwire_fast.live.roots.remove_if_orphaned` (every hub's roots work the same way)."""
+    return roots.remove_if_orphaned(root, wait)
 
 
 def sweep_orphaned_roots(parent: str | None = None) -> list[str]:
     """Remove the roots under ``parent`` (default: the temporary directory) that dead actors left
     behind; return their paths. Each new actor sweeps its host, and :meth:`Fleet.close` the roots
     of the actors it lost."""
-    parent = parent or tempfile.gettempdir()
-    try:
-        names = [n for n in os.listdir(parent) if n.startswith(ROOT_PREFIX)]
-    except OSError:
-        return []
-    return [path for path in (os.path.join(parent, n) for n in names) if remove_if_orphaned(path)]
+    return roots.sweep_orphaned_roots(ROOT_PREFIX, parent)
 
 
 def _locked_root() -> tuple[str, int]:
-    """A new root directory and the descriptor of its held lock. The lock is taken under another
-    name and then renamed into place, so a sweeper never finds a root with a free lock."""
-    sweep_orphaned_roots()
-    root = tempfile.mkdtemp(prefix=ROOT_PREFIX)
-    staging = os.path.join(root, ".lock-taking")
-    fd = os.open(staging, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    os.rename(staging, os.path.join(root, _LOCK))
-    return root, fd
+    """A new root directory and the descriptor of its held lock (see :mod:`~fenwire_fast.live.roots`)."""
+    return roots.locked_root(ROOT_PREFIX)
 
 
 class _NodeHub:

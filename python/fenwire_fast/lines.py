@@ -34,6 +34,7 @@ import os
 from typing import Any
 
 from . import Receiver
+from ._regular import open_regular
 from ._types import DRAIN_BYTE_BUDGET, DRAIN_EVENT_BUDGET
 
 __all__ = ["LineReader", "Tailer", "OK", "MISSING", "TRUNCATED", "SKIP_STEP", "SKIP_BUDGET"]
@@ -51,19 +52,22 @@ SKIP_BUDGET = 256 << 20
 class _FileCursor:
     """An open-once, read-only handle on a path, with the byte offset consumed so far."""
 
-    __slots__ = ("path", "offset", "_fd")
+    __slots__ = ("path", "offset", "_fd", "_follow")
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], follow: bool = True) -> None:
         self.path = os.fspath(path)
         self.offset = 0
         self._fd: int | None = None
+        self._follow = follow
 
     def size(self) -> int | None:
-        """The file's size, opening it on first use; ``None`` while it does not exist."""
+        """The file's size, opening it on first use; ``None`` while it does not exist. Raises
+        ``OSError`` when it exists but cannot be opened, or is not a regular file (a FIFO is never
+        waited on: see :func:`~fenwire_fast._regular.open_regular`)."""
         if self._fd is None:
             try:
-                self._fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-            except OSError:
+                self._fd = open_regular(self.path, follow=self._follow)
+            except FileNotFoundError:
                 return None
         return os.fstat(self._fd).st_size
 
@@ -197,6 +201,10 @@ class Tailer:
 
     With ``scan=True``, :meth:`poll` uses :meth:`Receiver.scan`: accepted lines come back as
     ``Scanned(type, seq, line)`` records instead of dicts (rejections are the same).
+
+    The file must be a regular file: anything else (a FIFO, a directory) makes the read that opens
+    it raise ``OSError``, as does an open that fails for any reason but a missing file (which is
+    ``"missing"``); ``follow=False`` refuses a symlink too.
     """
 
     def __init__(
@@ -207,10 +215,11 @@ class Tailer:
         max_bytes: int = DRAIN_BYTE_BUDGET,
         receiver: Any = None,
         scan: bool = False,
+        follow: bool = True,
     ) -> None:
         if max_bytes < 1:
             raise ValueError("max_bytes must be positive")
-        self._cursor = _FileCursor(path)
+        self._cursor = _FileCursor(path, follow)
         self.max_bytes = max_bytes
         self.receiver = receiver if receiver is not None else Receiver(direction)
         self.scan = scan

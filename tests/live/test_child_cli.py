@@ -172,7 +172,7 @@ def test_demo_cleans_up_on_sigterm(tmp_path: Path) -> None:
             except FileNotFoundError:
                 return False
 
-        while sum(1 for d in tmp_path.glob("fenwire-*") if speaking(d)) < 3:
+        while sum(1 for d in tmp_path.glob("fenwire-hub-*/fenwire-*") if speaking(d)) < 3:  # under its hub root
             assert proc.poll() is None and time.monotonic() < end, proc.communicate()
             time.sleep(0.01)
         proc.send_signal(signal.SIGTERM)

@@ -874,7 +874,7 @@ def test_bad_manifests_are_skipped_with_a_message(tmp_path: Path, capfd: pytest.
         "run-absolute": (_manifest_bytes(name=str(elsewhere)), "is not a run directory's name"),
         "run-other": (_manifest_bytes(name="run-good"), "names another run directory ('run-good')"),
         "run-pid": (_manifest_bytes(name="run-pid", pid="123"), "pid is '123'"),
-        "run-negative": (_manifest_bytes(name="run-negative", pid=-5), "a negative pid"),
+        "run-negative": (_manifest_bytes(name="run-negative", pid=-5), "pid is -5: negative"),
         "run-fields": (b'{"version": 1, "name": "run-fields"}', "not a manifest: "),
         "run-paths": (
             _manifest_bytes(name="run-paths", **{**paths_of("run-paths"), "event_path": str(elsewhere / "e.jsonl")}),
@@ -912,3 +912,212 @@ def test_bad_manifests_are_skipped_with_a_message(tmp_path: Path, capfd: pytest.
     assert (elsewhere / "linked" / "control.jsonl").read_bytes() == outside_before  # nothing written outside
     out, err = capfd.readouterr()
     assert "Traceback" not in out + err
+
+
+def test_a_manifest_with_values_out_of_range_is_skipped_and_the_others_taken_up(tmp_path: Path) -> None:
+    """One unusable manifest does not stop ``attach``: each below (nested too deep for the JSON
+    parser, a pid past the kernel's range, a read budget of 0 or -1, a negative watchdog, a commit
+    past the run's last event, times that are not numbers) is skipped with its reason in
+    ``attach_errors``, and the healthy run beside them is taken up and read to its end.
+    ``fenwire runs`` lists them with their reasons, no traceback."""
+    from conftest import run_cli
+
+    state_path = tmp_path / "state"
+    good = _ended_run(state_path, "good", **_gone())
+    with open(good.event_path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"v": 1, "seq": 5, "type": "exit", "run": "good", "status": "cancelled"}) + "\n")
+    bad: dict[str, str] = {}
+
+    def broken(run: str, why: str, **fields: Any) -> None:
+        manifest = _ended_run(state_path, run, **_gone())
+        data = json.loads(manifest.to_json())
+        data.update(fields)
+        (state_path / f"{manifest.name}.json").write_text(json.dumps(data))
+        bad[manifest.name] = why
+
+    broken("bigpid", "pid is 1099511627776: not between 1 and", pid=2**40)
+    broken("nobudget", "max_bytes is 0: not between 1 and", max_bytes=0)
+    broken("minusbudget", "max_bytes is -1: negative", max_bytes=-1)
+    broken("stall", "stall_timeout is -1: negative", stall_timeout=-1)
+    broken("nostall", "stall_timeout is 0: not above 0", stall_timeout=0)
+    broken("nan", "deadline is nan", deadline=float("nan"))
+    broken("inf", "grace is inf", grace=float("inf"))
+    broken("seq", "committed_seq 99 is past the last event of its file (seq 4)", committed_seq=99)
+    broken("status", "status is '\\x1b[2J': not a run's status", status="\x1b[2J", closed=True)
+    (state_path / "run-deep.json").write_bytes(b"[" * 100_000)
+    bad["run-deep"] = "not a manifest: not JSON: nested too deep"
+
+    with Hub.attach(state_path) as hub:
+        errors = list(hub.attach_errors)
+        assert [c.run for c in hub.children] == ["good"]
+        assert hub.wait(HANG_GUARD) == {"good": "cancelled"}
+    assert len(errors) == len(bad), "\n".join(errors)
+    for name, why in bad.items():
+        (found,) = [e for e in errors if e.startswith(f"{name}:")]
+        assert why in found, (name, found)
+
+    proc = run_cli("runs", str(state_path))
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    for name in bad:
+        assert f"  {name}: " in proc.stdout, (name, proc.stdout)
+    assert "committed_seq 99 is past the last event" in proc.stdout
+
+
+#: ``Hub.attach(argv[1])`` in a subprocess (a guard: a hang fails the test instead of hanging it),
+#: printing the runs taken up and ``attach_errors``, then what ``fenwire runs`` says of each run
+#: (``inspect``). With ``argv[2] == "drop"`` it first gives up root for ``nobody`` (everything it
+#: needs imported before, as the interpreter's own files are not readable by ``nobody`` here), so
+#: that a file of mode 000 cannot be opened even when the tests run as root.
+ATTACH = textwrap.dedent(
+    """
+    import json, os, sys
+    import encodings.ascii, fenwire_fast.live.adopt, fenwire_fast.live.channel, fenwire_fast.live.spawn
+    from fenwire_fast.live.durable import boot_id
+    from fenwire_fast.live.hub import Hub
+    from fenwire_fast.live.runs import inspect
+    boot_id()  # read once, while /proc and the encodings can be read
+    if sys.argv[2:] == ["drop"] and os.geteuid() == 0:
+        os.setgroups([])
+        os.setgid(65534)
+        os.setuid(65534)
+    try:
+        hub = Hub.attach(sys.argv[1], wakeups="poll")
+    except OSError as exc:
+        out = {"refused": str(exc)}
+    else:
+        out = {"runs": [c.run for c in hub.children], "errors": hub.attach_errors}
+        hub.detach()
+    out["inspect"] = {r.run or r.name: r.problem for r in inspect(sys.argv[1])}
+    print(json.dumps(out))
+    """
+)
+#: how long the guard lets the subprocess run (it takes about a second)
+GUARD = 60.0
+
+
+def _attach_in_subprocess(state_path: Path, *extra: str) -> dict[str, Any]:
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", ATTACH, str(state_path), *extra],
+            capture_output=True,
+            text=True,
+            timeout=GUARD,
+            env=os.environ.copy(),
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"attach or inspect hung on {state_path} (killed after {GUARD} s)")
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    result: dict[str, Any] = json.loads(proc.stdout)
+    return result
+
+
+@pytest.mark.parametrize("where", ["events", "control", "manifest", "commits"])
+def test_a_fifo_where_a_file_is_expected_is_refused_not_waited_on(tmp_path: Path, where: str) -> None:
+    """A FIFO (``os.mkfifo``) as a run's ``events.jsonl`` or ``control.jsonl`` (which the child
+    can plant: it owns its run directory), as a ``run-*.json`` manifest or as ``commits.log`` is
+    never opened in a way that blocks: the run or manifest is skipped with the reason in
+    ``attach_errors`` (and ``fenwire runs`` says it); a FIFO commit log makes the hub refuse the
+    state dir in words. The healthy run beside them is taken up."""
+    state_path = tmp_path / "state"
+    good = _ended_run(state_path, "good", **_gone())
+    fifo = _ended_run(state_path, "fifo", **_gone())
+    directory = Path(fifo.event_path).parent
+    planted = {
+        "events": directory / "events.jsonl",
+        "control": directory / "control.jsonl",
+        "manifest": state_path / "run-pipe.json",
+        "commits": state_path / "commits.log",
+    }[where]
+    if planted.exists():
+        planted.unlink()
+    os.mkfifo(planted, 0o600)
+    out = _attach_in_subprocess(state_path)
+    if where == "commits":
+        assert out["refused"] == "[Errno 22] commits.log is a FIFO or a device, not a regular file"
+        assert out["inspect"][good.run] is None  # fenwire runs reads the manifests without the log
+        assert out["inspect"]["commits.log"].startswith("cannot be read: commits.log is a FIFO, not a regular file")
+        return
+    assert sorted(out["runs"]) == (["fifo", "good"] if where == "manifest" else ["good"]), out
+    name = "run-pipe" if where == "manifest" else fifo.name
+    (error,) = out["errors"]
+    assert error.startswith(f"{name}: ") and f"{planted.name} is a FIFO, not a regular file" in error, error
+    assert (
+        f"{planted.name} is a FIFO, not a regular file" in out["inspect"]["run-pipe" if where == "manifest" else "fifo"]
+    )
+    assert out["inspect"][good.run] is None
+
+
+def test_a_run_whose_event_file_cannot_be_opened_is_skipped_with_why() -> None:
+    """A run whose ``events.jsonl`` cannot be opened (mode 000) is not adopted silently (it would
+    stay ``starting``, hand nothing over and be waited for until its deadline): it is skipped with
+    the reason in ``attach_errors``, as every run ``attach`` cannot read, and ``fenwire runs`` says
+    why. Root opens a file of mode 000 anyway, so as root the attach runs in a subprocess that
+    first becomes ``nobody`` (the state dir is then ``nobody``'s, in a directory all can enter)."""
+    import shutil
+    import tempfile
+
+    top = tempfile.mkdtemp(prefix="fenwire-mode000-")
+    try:
+        os.chmod(top, 0o755)
+        state_path = Path(top) / "state"
+        good = _ended_run(state_path, "good", **_gone())
+        with open(good.event_path, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps({"v": 1, "seq": 5, "type": "exit", "run": "good", "status": "cancelled"}) + "\n")
+        shut = _ended_run(state_path, "shut", deadline=time.time() + 3600, **_gone())
+        if os.geteuid() == 0:
+            for path in [state_path, *state_path.rglob("*")]:
+                os.chown(path, 65534, 65534, follow_symlinks=False)
+        os.chmod(shut.event_path, 0)
+        out = _attach_in_subprocess(state_path, "drop")
+    finally:
+        shutil.rmtree(top)
+    assert out["runs"] == ["good"], out
+    (error,) = out["errors"]
+    assert error == f"{shut.name}: cannot read its files: Permission denied", error
+    assert out["inspect"]["shut"] == "cannot read its files: Permission denied"
+
+
+def test_a_control_file_that_is_a_symlink_is_never_written_through(tmp_path: Path) -> None:
+    """A child replaces its control file with a symlink to another file of the user's (one whose
+    last line is cut short, so that ``resume`` would end it with a newline): ``attach`` refuses the
+    run with why and writes nothing through the link, and a live channel's ``send`` refuses too."""
+    from fenwire_fast.live.channel import Channel
+
+    state_path = tmp_path / "state"
+    good = _ended_run(state_path, "good", **_gone())
+    linked = _ended_run(state_path, "linked", **_gone())
+    outside = tmp_path / "bashrc"
+    outside.write_bytes(b"export A=1")
+    os.unlink(linked.control_path)
+    os.symlink(outside, linked.control_path)
+    with Hub.attach(state_path) as hub:
+        errors = list(hub.attach_errors)
+        assert [c.run for c in hub.children] == ["good"]
+    assert errors == [f"{linked.name}: cannot read its files: control.jsonl is a symbolic link, not a regular file"]
+    assert outside.read_bytes() == b"export A=1"
+    channel = Channel("r", str(tmp_path / "control.jsonl"), good.event_path)
+    os.symlink(outside, tmp_path / "control.jsonl")
+    with pytest.raises(OSError, match="control.jsonl is a symbolic link"):
+        channel.send("prompt", {"text": "go"})
+    channel.close()
+    assert outside.read_bytes() == b"export A=1"
+
+
+@pytest.mark.parametrize("target", ["outside", "dangling"])
+def test_an_event_file_that_is_a_symlink_is_refused(tmp_path: Path, target: str) -> None:
+    """A child replaces its event file with a symlink, to another file of the user's or to
+    nothing: ``attach`` skips the run with why (it was read through the link, or adopted to wait,
+    ``starting``, for a file that never comes), and ``fenwire runs`` says the same."""
+    state_path = tmp_path / "state"
+    _ended_run(state_path, "good", **_gone())
+    linked = _ended_run(state_path, "linked", **_gone())
+    outside = tmp_path / "elsewhere.jsonl"
+    if target == "outside":
+        os.rename(linked.event_path, outside)
+    else:
+        os.unlink(linked.event_path)
+    os.symlink(outside, linked.event_path)
+    out = _attach_in_subprocess(state_path)
+    why = "cannot read its files: events.jsonl is a symbolic link, not a regular file"
+    assert out["runs"] == ["good"] and out["errors"] == [f"{linked.name}: {why}"], out
+    assert out["inspect"]["linked"] == why

@@ -78,6 +78,20 @@ def test_commit_writes_what_moved_and_closes_finished_runs(tmp_path: Path) -> No
     assert os.listdir(tmp_path / "state")  # the state dir stays
 
 
+def test_a_new_hub_over_a_state_dir_with_runs_numbers_past_them(tmp_path: Path) -> None:
+    """``Hub(state_dir=S)`` (not ``attach``) over a state dir that holds runs, closed or not, names
+    its new runs past every ``child-N`` kept there: no two runs of one state dir share an id."""
+    state = tmp_path / "state"
+    with Hub(state_dir=state) as hub:
+        for _ in range(2):
+            hub.spawn(None, command=SLEEP)
+        hub.spawn(None, command=SLEEP, run="child-" + "9" * 5000)  # not a number to count
+    with Hub(state_dir=state) as again:
+        assert again.spawn(None, command=SLEEP).run == "child-3"
+    runs = [m.run for m in manifests(state).values()]  # type: ignore[attr-defined]
+    assert len(runs) == len(set(runs)) == 4
+
+
 def test_attach_to_no_state_dir_says_so(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="no state dir"):
         Hub.attach(tmp_path / "typo")

@@ -64,3 +64,59 @@ def test_what_is_not_a_root_with_a_lock_is_left_alone(tmp_path: Path) -> None:
     assert sweep_orphaned_roots(str(tmp_path)) == []
     assert unlocked.is_dir() and other.is_dir() and linked.is_dir() and target.read_text() == "kept"
     assert remove_if_orphaned(str(tmp_path / "absent")) is False
+
+
+#: a parent with a non-durable hub and one child (``sleep``) in ``argv[1]`` as its temporary
+#: directory; it prints the child's private directory and waits to be killed
+PARENT = """
+import sys, tempfile
+tempfile.tempdir = sys.argv[1]
+from fenwire_fast.live.hub import Hub
+hub = Hub()
+child = hub.spawn(None, command=["sleep", "60"])
+print(child.directory, flush=True)
+sys.stdin.read()
+"""
+
+
+def _parent(tmp_path: Path) -> tuple[subprocess.Popen[str], Path]:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", PARENT, str(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    directory = Path(proc.stdout.readline().strip())
+    assert directory.is_dir() and (directory / "events.jsonl").exists(), directory
+    return proc, directory
+
+
+def test_a_killed_parents_private_directories_are_removed_by_the_next_hub(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A parent with a non-durable hub is SIGKILLed: it removes nothing, and its child's private
+    directory is left in the temporary directory. The next hub started on the host removes it
+    (the hub keeps its children's directories under a root it holds locked while it lives), and
+    never the directories of a parent still alive."""
+    import tempfile
+
+    from fenwire_fast.live.hub import Hub
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    killed, left = _parent(tmp_path)
+    living, kept = _parent(tmp_path)
+    try:
+        killed.kill()  # no close: nothing is removed on the way out
+        killed.wait()
+        assert left.is_dir()
+        Hub().close()  # the next hub on the host
+        assert not left.exists() and kept.is_dir()
+        assert [p for p in tmp_path.iterdir() if left.is_relative_to(p)] == []  # its root went too
+    finally:
+        for proc in (killed, living):
+            proc.kill()
+            proc.wait()
+    with Hub() as hub:  # a hub's own root goes when it closes
+        directory = Path(hub.spawn(None, command=["sleep", "60"]).directory)
+        assert directory.is_dir()
+    assert not directory.exists() and not directory.parent.exists()
+    Hub().close()
+    assert list(tmp_path.iterdir()) == []

@@ -7,7 +7,8 @@ its files, and a run's record kept up to date.
   A re-attached parent cannot learn the child's exit code: only that it ended.
 - :func:`adopt` rebuilds a run from its manifest and files: a channel that has read the control
   file (each control sent, and the ``seq`` to continue from) and reads the event file again from
-  its start, mirroring every event but handing over only those after the committed position.
+  the run's mark (the place a commit recorded, checked against the file) or else from its start,
+  mirroring every event but handing over only those after the committed position.
 - :class:`DurableRun` is a run's manifest as the hub keeps it: written when the run starts, when
   its process exists, and at each :meth:`~fenwire_fast.live.hub.Hub.commit` that moves it.
 """
@@ -21,7 +22,7 @@ import subprocess
 from typing import TYPE_CHECKING
 
 from .channel import Channel
-from .durable import Manifest, StateDir, boot_id, process_start
+from .durable import Manifest, StateDir, boot_id, decode_mark, encode_mark, process_start
 
 if TYPE_CHECKING:
     from .spawn import LiveChild
@@ -160,23 +161,29 @@ class DurableRun:
         manifest.pid, manifest.start, manifest.boot = pid, process_start(pid), boot_id()
         self.save()
 
-    def commit(self, child: LiveChild) -> tuple[int, str | None] | None:
-        """``child``'s delivered position and, once it finished and every event read was
-        delivered, its closing status: ``(seq, status_or_None)`` when that moved since the last
-        commit, else ``None``. Nothing changes until :meth:`committed` says it was recorded."""
+    def commit(self, child: LiveChild) -> tuple[int, str | None, str | None] | None:
+        """``child``'s delivered position, once it finished and every event read was delivered
+        its closing status, and when its channel's read stands just after that position, a mark
+        of it (:func:`~fenwire_fast.live.durable.encode_mark`: an attach reads the event file from
+        there): ``(seq, status_or_None, mark_or_None)`` when that moved since the last commit,
+        else ``None``. Nothing changes until :meth:`committed` says it was recorded."""
         manifest = self.manifest
         seq = child.delivered_seq
         closed = child.finished and seq >= child.channel.last_seq
         if seq == manifest.committed_seq and closed == manifest.closed:
             return None
-        return seq, child.status if closed else None
+        point = child.channel.resume_point() if seq == child.channel.last_seq else None
+        mark = encode_mark(point) if point is not None and point.seq == seq else None
+        return seq, child.status if closed else None, mark
 
-    def committed(self, seq: int, status: str | None, when: float) -> None:
-        """The position (and closing status) from :meth:`commit` is in the commit log."""
+    def committed(self, seq: int, status: str | None, when: float, mark: str | None = None) -> None:
+        """The position (closing status, mark) from :meth:`commit` is in the commit log."""
         manifest = self.manifest
         manifest.committed_seq, manifest.committed_at = seq, when
         if status is not None:
             manifest.closed, manifest.status = True, status
+        if mark is not None:
+            manifest.mark = mark
 
     def settled(self, child: LiveChild) -> bool:
         """Nothing is left to commit later: the run is closed, or still going."""
@@ -188,6 +195,16 @@ class DurableRun:
 
     def keep(self, seq: int, text: str) -> None:
         self.state.keep_final_text(self.manifest.name, seq, text)
+
+
+def _check_committed(manifest: Manifest, channel: Channel) -> None:
+    """The committed position is one the event file reached: a commit past its last event would
+    have every later event of the run taken as handled already (dropped)."""
+    if not channel.stopped and not channel.pending() and manifest.committed_seq > channel.read_seq:
+        raise AdoptError(
+            f"{manifest.name}: committed_seq {manifest.committed_seq} is past the last event of its file "
+            f"(seq {channel.read_seq})"
+        )
 
 
 def adopt(state: StateDir, manifest: Manifest, *, stall_timeout: float | None = None) -> LiveChild:
@@ -214,8 +231,15 @@ def adopt(state: StateDir, manifest: Manifest, *, stall_timeout: float | None = 
         kwargs["final_text_cap"] = manifest.final_text_cap
     try:
         channel = Channel(manifest.run, control, events, protected_paths=[log], final_text_store=record, **kwargs)  # type: ignore[arg-type]
-        channel.resume(manifest.committed_seq)
     except OSError as exc:
+        raise AdoptError(f"{manifest.name}: cannot read its files: {exc.strerror or exc}") from None
+    try:
+        channel.resume(manifest.committed_seq, start=decode_mark(manifest.mark) if manifest.mark else None)
+        _check_committed(manifest, channel)
+    except (OSError, AdoptError) as exc:
+        channel.close()
+        if isinstance(exc, AdoptError):
+            raise
         raise AdoptError(f"{manifest.name}: cannot read its files: {exc.strerror or exc}") from None
     process = find_process(manifest)
     child = LiveChild(

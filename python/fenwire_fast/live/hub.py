@@ -40,12 +40,12 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from . import reaper
+from . import reaper, roots
 from .backoff import Backoff
-from .durable import StateDir
+from .durable import Manifest, StateDir
 from .hub_drivers import KernelDriver, PollDriver
 from .limits import ensure_open_files
 from .spawn import LiveChild, spawn
@@ -64,6 +64,10 @@ Item = tuple[LiveChild, dict[str, Any]]
 Batch = tuple[LiveChild, list[dict[str, Any]]]
 #: one raw read of one child: ``(child, batch)``
 RawBatch = tuple[LiveChild, "ScanBatch"]
+
+
+#: the locks of the roots of hubs that were detached: held until this process ends
+_DETACHED_ROOTS: list[int] = []
 
 
 class Hub:
@@ -101,7 +105,13 @@ class Hub:
         #: manifests :meth:`attach` could not take up, each with why (in words)
         self.attach_errors: list[str] = []
         self._uncommitted: dict[LiveChild, None] = {}  # durable children delivered since the last commit
-        self._numbered = 0  # the highest N of a child-N run id handed out (or found by attach)
+        self._numbered = 0  # the highest N of a child-N run id handed out (or found in the state dir)
+        if self.state is not None:  # a new child-N is not one of the runs already kept there
+            try:
+                self._count(m for _name, m in self.state.manifests() if isinstance(m, Manifest))
+            except BaseException:
+                self.state.close()
+                raise
         self.stall_timeout = stall_timeout
         self.min_sleep = min_sleep
         self.max_sleep = max_sleep
@@ -112,6 +122,9 @@ class Hub:
         )
         self._unfinished: dict[LiveChild, None] = {}
         self._brought = False  # the last round handed something over
+        #: where :meth:`spawn` puts the private directories, and its lock (made on first use)
+        self._root: tuple[str, int] | None = None
+        roots.sweep_orphaned_roots(roots.HUB_PREFIX)  # what parents killed on this host left
 
     @property
     def wakeups(self) -> str:
@@ -161,8 +174,24 @@ class Hub:
             kwargs.setdefault("stall_timeout", self.stall_timeout)
         if self.state is not None:
             kwargs["state"] = self.state
+        elif kwargs.get("directory") is None:
+            kwargs["directory"] = self._private_root()
         kwargs.setdefault("trace", self.telemetry if self.telemetry is not None else False)
         return self.add(spawn(prompt, run=run, **kwargs))
+
+    def _count(self, manifests: Iterable[Manifest]) -> None:
+        """Take every ``child-N`` run id of ``manifests`` as handed out already."""
+        for manifest in manifests:
+            number = manifest.run.removeprefix("child-")
+            if number.isdigit() and number.isascii() and len(number) < 20:
+                self._numbered = max(self._numbered, int(number))
+
+    def _private_root(self) -> str:
+        """This hub's root (see :mod:`~fenwire_fast.live.roots`): its lock goes with the process
+        however it dies, and the next hub on the host then removes what is left in it."""
+        if self._root is None:
+            self._root = roots.locked_root(roots.HUB_PREFIX, sweep=False)
+        return self._root[0]
 
     @property
     def active(self) -> list[LiveChild]:
@@ -390,17 +419,17 @@ class Hub:
         if state is None:
             raise RuntimeError("commit() needs a durable hub: Hub(state_dir=...)")
         now = time.time()
-        records: list[tuple[str, int, float, str | None]] = []
+        records: list[tuple[str, int, float, str | None, str | None]] = []
         moved = []
         for child in self._uncommitted:
             run = child.durable
             position = run.commit(child) if run is not None else None
             if run is not None and position is not None:
-                records.append((run.manifest.name, position[0], now, position[1]))
+                records.append((run.manifest.name, position[0], now, position[1], position[2]))
                 moved.append((run, position))
         state.record_commits(records)  # one write; raises before anything is taken as recorded
-        for run, (seq, status) in moved:
-            run.committed(seq, status, now)
+        for run, (seq, status, mark) in moved:
+            run.committed(seq, status, now, mark)
         for child in [c for c in self._uncommitted if c.durable is None or c.durable.settled(c)]:
             del self._uncommitted[child]
         return len(records)
@@ -427,9 +456,6 @@ class Hub:
                 if isinstance(manifest, str):
                     hub.attach_errors.append(f"{name}: {manifest}")
                     continue
-                number = manifest.run.removeprefix("child-")
-                if number.isdigit() and number.isascii():
-                    hub._numbered = max(hub._numbered, int(number))  # a new child-N is not one of these
                 if not manifest.closed:
                     # a child this process detached is reaped by its new handle from now on
                     waiting = reaper.take(manifest.pid) if manifest.pid is not None else None
@@ -458,6 +484,9 @@ class Hub:
         for child in self.children:
             child.detach()
         self._unfinished.clear()
+        if self._root is not None:  # the children run on: their directories stay, locked, until this process ends
+            _DETACHED_ROOTS.append(self._root[1])
+            self._root = None
         self._close_state()
 
     def _close_state(self) -> None:
@@ -474,6 +503,9 @@ class Hub:
         for child in self.children:
             child.cleanup()
         self._unfinished.clear()
+        if self._root is not None:
+            roots.release_root(*self._root)
+            self._root = None
         self._close_state()
 
     def __enter__(self) -> Hub:

@@ -2,8 +2,8 @@
 
 One :class:`RunReport` per manifest: the run id, the child's pid and whether that process still
 runs (pid and start time), the mirrored status (rebuilt from the control and event files, as
-``Hub.attach`` would), the events and bytes the child wrote so far, when it last wrote, and the
-consumer's committed position. Nothing is written, no lock is taken and no final-text file is
+``Hub.attach`` would: from the run's mark when it holds up), the events and bytes the child wrote
+so far, when it last wrote, and the consumer's committed position. Nothing is written, no lock is taken and no final-text file is
 opened, so a state dir can be looked at while its hub runs, or after its parent died.
 """
 
@@ -17,9 +17,11 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import TextIO
 
+from .._regular import read_regular
+from ..text import printable
 from .adopt import alive
 from .channel import Channel
-from .durable import Manifest, read_manifests
+from .durable import COMMITS, Manifest, decode_mark, read_manifests
 
 __all__ = ["RunReport", "inspect", "print_runs"]
 
@@ -56,7 +58,7 @@ def _report(path: str, manifest: Manifest) -> RunReport:
     directory = os.path.join(path, manifest.name)
     events = os.path.join(directory, "events.jsonl")
     try:
-        st = os.stat(events)
+        st = os.lstat(events)  # a symlink is refused by the channel, in words
         report.bytes, report.last_event = st.st_size, st.st_mtime
         channel = Channel(
             manifest.run,
@@ -69,7 +71,8 @@ def _report(path: str, manifest: Manifest) -> RunReport:
         report.problem = f"cannot read its files: {exc.strerror or exc}"
         return report
     try:
-        channel.resume(repair=False)
+        start = decode_mark(manifest.mark) if manifest.mark else None
+        channel.resume(manifest.committed_seq, repair=False, start=start)
         while True:
             messages, errors = channel.poll()
             if not messages and not errors and not channel.pending():
@@ -78,7 +81,12 @@ def _report(path: str, manifest: Manifest) -> RunReport:
         report.problem = f"cannot read its files: {exc.strerror or exc}"
     finally:
         channel.close()
-    report.status, report.events, report.last_seq = channel.status, channel.events, channel.last_seq
+    report.status, report.last_seq = channel.status, channel.last_seq
+    report.events = channel.earlier_events + channel.events
+    if report.problem is None and not channel.stopped and manifest.committed_seq > channel.read_seq:
+        report.problem = (
+            f"committed_seq {manifest.committed_seq} is past the last event of its file (seq {channel.read_seq})"
+        )
     if channel.exit is None and not report.alive and report.problem is None:
         # what a parent reports for a child that died without an exit line
         report.error = "its process ended without an exit line" if manifest.pid else "no process was recorded"
@@ -97,11 +105,27 @@ def _report(path: str, manifest: Manifest) -> RunReport:
     return report
 
 
+def _log_problem(path: str) -> RunReport | None:
+    """A report for a commit log that is there but cannot be read (a FIFO, a directory, a symlink,
+    no permission): the positions shown are then those of the manifests alone, and the reader
+    says so rather than skipping the log in silence."""
+    try:
+        read_regular(os.path.join(path, COMMITS), 0)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        why = f"cannot be read: {exc.strerror or exc}; committed positions are the manifests' alone"
+        return RunReport(name=COMMITS, problem=why)
+    return None
+
+
 def inspect(path: str | os.PathLike[str]) -> list[RunReport]:
-    """A report per manifest in state dir ``path``, sorted by name. Raises ``OSError`` when the
-    state dir cannot be read."""
+    """A report per manifest in state dir ``path``, sorted by name, after one for the commit log
+    when it is there but cannot be read (named ``commits.log``, with its problem). Raises
+    ``OSError`` when the state dir cannot be read."""
     path = os.path.abspath(os.fspath(path))
-    reports = []
+    log = _log_problem(path)
+    reports = [] if log is None else [log]
     for name, manifest in read_manifests(path):
         if isinstance(manifest, str):
             reports.append(RunReport(name=name, problem=manifest))
@@ -122,10 +146,10 @@ _HEADER = ("RUN", "PID", "PROCESS", "STATUS", "EVENTS", "BYTES", "LAST EVENT", "
 def _row(report: RunReport) -> tuple[str, ...]:
     committed = f"{report.committed_seq}/{report.last_seq}" + (" closed" if report.closed else "")
     return (
-        report.run if report.run is not None else report.name,
+        printable(report.run if report.run is not None else report.name),
         str(report.pid) if report.pid is not None else "-",
         "alive" if report.alive else "ended",
-        report.status or "-",
+        printable(report.status or "-"),
         str(report.events),
         str(report.bytes),
         _when(report.last_event),
@@ -135,7 +159,9 @@ def _row(report: RunReport) -> tuple[str, ...]:
 
 def print_runs(reports: Sequence[RunReport], out: TextIO, *, as_json: bool = False) -> None:
     """Print ``reports``: a table (a problem on a line of its own after its run), or with
-    ``as_json`` one JSON object per run."""
+    ``as_json`` one JSON object per run. In the table, what a child wrote or named (run ids, errors,
+    problems) has its control characters escaped (:func:`~fenwire_fast.text.printable`), as
+    ``fenwire check`` and ``fenwire tail`` print them."""
     if as_json:
         for report in reports:
             out.write(json.dumps(asdict(report), ensure_ascii=False) + "\n")
@@ -147,4 +173,4 @@ def print_runs(reports: Sequence[RunReport], out: TextIO, *, as_json: bool = Fal
         out.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() + "\n")
         if shown_report is not None and (shown_report.problem or shown_report.error):
             why = " ".join(str(shown_report.problem or shown_report.error).split())  # one line, whatever it held
-            out.write(f"  {shown_report.name}: {why}\n")
+            out.write(f"  {printable(shown_report.name)}: {printable(why)}\n")  # escaped, as check prints
