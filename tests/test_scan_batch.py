@@ -372,8 +372,12 @@ def test_slice_bounds(backend: ModuleType) -> None:
     for bad in [(0, 2), (-1, 1), (1, 0), (2, 2)]:
         with pytest.raises(IndexError, match="slice bounds out of range"):
             batch.slice(*bad)
-    for bad in [(True, 1), (0, 1.0), ("0", 1), (None, 1)]:
+    # not a Python slice: no negative bound, no None; the types of both bounds are checked first
+    for bad in [(True, 1), (0, 1.0), ("0", 1), (None, 1), (-1, None), (None, -1), (2, True), (5, None), (-(2**70), "")]:
         with pytest.raises(TypeError, match="slice bounds must be ints"):
+            batch.slice(*bad)
+    for bad in [(-1, 0), (0, -1), (-(2**70), 1), (0, 2**70)]:
+        with pytest.raises(IndexError, match="slice bounds out of range"):
             batch.slice(*bad)
 
 
