@@ -8,6 +8,7 @@ use pyo3::types::{PyBool, PyBytes, PyInt, PyList, PyTuple};
 
 use super::rejection::rejection_to_py;
 use crate::drain::{LineAt, Outcome, Scan};
+use crate::framer::release;
 use crate::own_run::RunMatch;
 
 /// One chunk's columns, filled with the GIL released; reused from call to call.
@@ -26,6 +27,23 @@ pub(super) struct Columns {
 }
 
 impl Columns {
+    /// Forgets the columns (copied into the batch already) and gives back the memory of those
+    /// that grew past [`crate::framer::RETAIN_BYTES`].
+    pub(super) fn release(&mut self) {
+        self.lines.clear();
+        self.ends.clear();
+        self.seqs.clear();
+        self.types.clear();
+        self.rejected.clear();
+        self.foreign.clear();
+        release(&mut self.lines);
+        release(&mut self.ends);
+        release(&mut self.seqs);
+        release(&mut self.types);
+        release(&mut self.rejected);
+        release(&mut self.foreign);
+    }
+
     /// Fill the columns from `scan` (made from `input`); `base` is subtracted from each type
     /// index (the length of `EVENT_TYPES` for a control receiver). With `run`, the lines not of
     /// that run are listed in `foreign`.
