@@ -6,6 +6,8 @@ Every stream of ``realistic.all_streams()`` is cut into line-aligned pieces of a
 
 - ``rust scan_batch``: ``Receiver.scan_batch``: the same checks, returning one ``ScanBatch`` of
   columns per piece (no Python object per line);
+- ``rust scan_batch run``: the same with the stream's run given (``Receiver(run=...)``), so each
+  batch also lists the lines of another run (``ScanBatch.foreign``);
 - ``rust scan`` / ``pure scan``: ``Receiver.scan``: frames, validates, checks seq, returns
   ``Scanned(type, seq, line)`` records;
 - ``rust feed``: ``Receiver.feed``, the same checks, returning dicts;
@@ -72,6 +74,16 @@ def rust_scan_batch(pieces: list[bytes]) -> int:
     return n
 
 
+def rust_scan_batch_run(pieces: list[bytes]) -> int:
+    """``rust scan_batch`` with the stream's run given: each batch lists the other runs' lines."""
+    scan_batch = _native.Receiver("event", run=realistic.RUN).scan_batch
+    n = 0
+    for p in pieces:
+        batch = scan_batch(p)
+        n += len(batch) + len(batch.rejections)
+    return n
+
+
 def rust_feed(pieces: list[bytes]) -> int:
     feed = _native.Receiver("event").feed
     return sum(len(feed(p)) for p in pieces)
@@ -105,6 +117,7 @@ def orjson_discard(pieces: list[bytes]) -> int:
 
 DRAINS: dict[str, Callable[[list[bytes]], int]] = {
     "rust scan_batch": rust_scan_batch,
+    "rust scan_batch run": rust_scan_batch_run,
     "rust scan": rust_scan,
     "rust feed": rust_feed,
     "bytes.split": split_only,

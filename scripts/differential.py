@@ -8,7 +8,9 @@ Python dicts, `Sender.next`, the receiver's `seq` after every line, `Receiver.fe
 over random splits of a stream (output, `buffered` and `plain` after every piece), `Receiver.scan` (the
 backends against each other, and each against its own `feed` line for line, with `feed` and
 `scan` calls alternating on one receiver), `Receiver.scan_batch` (every column of the backends'
-batches, each batch against `scan`, mixed with `feed` and `scan` calls), and the text primitives. Exits 1 on the first difference(s), printing a reproducer.
+batches, each batch against `scan`, its `foreign` lines against the runs `feed` decodes, mixed with
+`feed` and `scan` calls; also over streams whose lines repeat `run`, `type`, `seq` or `v` in
+escaped spellings), and the text primitives. Exits 1 on the first difference(s), printing a reproducer.
 
     python scripts/differential.py -n 20000 --seed 1
 """
@@ -722,6 +724,83 @@ def scan_stream(rng: random.Random, direction: str) -> bytes:
     return bytes(data)
 
 
+#: The keys whose later duplicate changes what a line is, and values such a duplicate may carry.
+DUP_VALUES: dict[str, list[Any]] = {
+    "run": ["r", "other", "r\u00e9", "", 5, None],
+    "type": ["info", "exit", "turn-started", "ready", "result", "prompt", "nope", 1],
+    "seq": [1, 2, 7, 60, 2**53, 0, -1, 2.0, "3", None],
+    "v": [1, 2, 1.0, "1", True],
+}
+
+
+def spelled(rng: random.Random, key: str) -> str:
+    """``key`` as the raw text of a JSON key: each character as it is or as a ``\\u`` escape (hex
+    in either case), all of them now and then."""
+    every = rng.random() < 0.2
+    out = []
+    for ch in key:
+        if every or rng.random() < 0.4:
+            code = f"{ord(ch):04x}"
+            out.append("\\u" + (code.upper() if rng.random() < 0.5 else code))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def near_miss(rng: random.Random, key: str) -> str:
+    """Raw key text that only looks like ``key``: a letter more or less, another case, an escaped
+    backslash, an escape of another letter."""
+    return rng.choice(
+        [
+            spelled(rng, key) + "x",
+            "x" + spelled(rng, key),
+            spelled(rng, key[:-1]),
+            key.upper(),
+            "\\\\" + spelled(rng, key),
+            spelled(rng, key[:-1]) + "\\u" + f"{ord(key[-1]) ^ 0x20:04x}",
+        ]
+    )
+
+
+def dup_key_line(rng: random.Random, msg: dict[str, Any]) -> bytes:
+    """``msg`` written with one to three more keys: a duplicate of ``run``, ``type``, ``seq`` or
+    ``v`` in any spelling (mostly after the first, which it then overrides: the last key wins),
+    or a key that only looks like one."""
+    compact = rng.random() < 0.8
+    sep, colon = (",", ":") if compact else (", ", ": ")
+    items = [f"{orjson.dumps(k).decode()}{colon}{orjson.dumps(v).decode()}" for k, v in msg.items()]
+    for _ in range(rng.randint(1, 3)):
+        key = rng.choice(list(DUP_VALUES))
+        text = spelled(rng, key) if rng.random() < 0.8 else near_miss(rng, key)
+        value = rng.choice(DUP_VALUES[key])
+        if key == "seq" and rng.random() < 0.5 and isinstance(msg.get("seq"), int):
+            value = msg["seq"] + rng.choice([0, 1, 5])
+        at = len(items) if rng.random() < 0.7 else rng.randint(0, len(items))
+        items.insert(at, f'"{text}"{colon}{orjson.dumps(value).decode()}')
+    return ("{" + sep.join(items) + "}").encode()
+
+
+def dup_key_stream(rng: random.Random, direction: str) -> bytes:
+    """A stream of in-order messages (a writer's key order, mostly), many written with a later
+    duplicate key in an escaped spelling, some plain: what a hostile child may write to pass for
+    another run, type or seq."""
+    table = EVENT_SCHEMAS if direction == "event" else CONTROL_SCHEMAS
+    parts: list[bytes] = []
+    seq = 0
+    for _ in range(rng.randint(1, 12)):
+        msg = random_message(rng)
+        while msg["type"] not in table:
+            msg = random_message(rng)
+        seq += rng.choice([1, 1, 1, 2])
+        rest = {k: v for k, v in msg.items() if k not in ("v", "seq", "type", "run")}
+        msg = {"v": 1, "seq": seq, "type": msg["type"], "run": "r", **rest}
+        if rng.random() < 0.1:
+            msg["run"] = rng.choice(["other", "r\u00e9"])
+        parts.append(dup_key_line(rng, msg) if rng.random() < 0.8 else orjson.dumps(msg))
+    data = b"\n".join(parts)
+    return data + b"\n" if rng.random() < 0.9 else data
+
+
 def as_scanned(results: list[Any], lines: list[bytes]) -> list[Any]:
     """`feed`'s results as `scan` must give them: each dict as `Scanned(type, int(seq), line)`."""
     assert len(results) == len(lines), (len(results), len(lines))
@@ -803,9 +882,11 @@ def batch_as_scan(batch: Any, direction: str) -> list[Any]:
     return out
 
 
-def check_scan_batch(rng: random.Random) -> None:
+def check_scan_batch(rng: random.Random, stream: Callable[[random.Random, str], bytes] = scan_stream) -> None:
     direction = rng.choice(["event", "control"])
-    data = scan_stream(rng, direction)
+    data = stream(rng, direction)
+    for line in data.split(b"\n")[:3] if stream is dup_key_stream else []:
+        check_decode(rng, line)
     pieces = splits(rng, data)
     # foreign lines are listed against a run: none, one the stream names (mostly), or another
     named = re.findall(rb'"run":\s*"([^"\\]*)"', data)
@@ -813,6 +894,7 @@ def check_scan_batch(rng: random.Random) -> None:
     ba, bb = pure.Receiver(direction, run=run), rust.Receiver(direction, run=run)  # scan_batch only
     sa, sb = pure.Receiver(direction), rust.Receiver(direction)  # scan only: the reference
     ma, mb = pure.Receiver(direction), rust.Receiver(direction)  # scan_batch, scan and feed mixed
+    fa, fb = pure.Receiver(direction, run=run), rust.Receiver(direction, run=run)  # feed: the runs
     for i, piece in enumerate(pieces):
         kind = rng.choice([bytes, bytes, bytes, bytearray, memoryview])
         arg = kind(piece)
@@ -834,6 +916,13 @@ def check_scan_batch(rng: random.Random) -> None:
         lo, hi = rng.randint(-1, n + 1), rng.randint(-1, n + 1)
         sliced = [outcome(lambda x=x: batch_columns(x[1].slice(lo, hi))) for x in (a, b)]
         check("ScanBatch.slice", repro, sliced[0], sliced[1])
+        for side, batch, feeder in (("pure", a[1], fa), ("rust", b[1], fb)):
+            fed = [m for m in feeder.feed(arg) if type(m) is dict]
+            runs = [m["run"] for m in fed] if run is not None else []
+            check(
+                f"{side} scan_batch foreign vs feed", repro, batch.foreign, [i for i, r in enumerate(runs) if r != run]
+            )
+        check("feed plain", repro, fa.plain, fb.plain)
         want = outcome(lambda: sb.scan(arg))
         check("pure scan_batch vs scan", repro, ("ok", batch_as_scan(a[1], direction)), outcome(lambda: sa.scan(arg)))
         check("rust scan_batch vs scan", repro, ("ok", batch_as_scan(b[1], direction)), want)
@@ -893,6 +982,7 @@ def main() -> int:
         ("feed", lambda: check_feed(rng), 0.07),
         ("scan", lambda: check_scan(rng), 0.07),
         ("scan_batch", lambda: check_scan_batch(rng), 0.07),
+        ("dup_keys", lambda: check_scan_batch(rng, dup_key_stream), 0.07),
         ("text", lambda: check_text(rng), 0.12),
         ("misc", lambda: check_misc(rng), 0.03),
     ]

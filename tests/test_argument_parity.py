@@ -30,6 +30,32 @@ def outcome(call: Callable[[], Any]) -> tuple[str, str]:
         return (type(exc).__name__, str(exc))
 
 
+#: Two accepted lines, for the bounds below.
+_TWO = b'{"v":1,"seq":1,"type":"ready","run":"r"}\n{"v":1,"seq":2,"type":"ready","run":"r"}\n'
+#: ``slice`` and ``line`` arguments: in range, negative, ``None``, out of range either way, huge,
+#: not ints (bools, floats, strs, ``__index__`` objects), and misuse of both bounds at once (the
+#: first problem found is the same on both backends: the types, then the range).
+_MISUSE: list[Any] = [None, True, False, 1.0, "1", _Index(1), 2**64, -(2**64), 2**70, -(2**70), 2**63 - 1, -(2**63)]
+_SLICE_BOUNDS: list[tuple[Any, Any]] = [
+    (0, 2),
+    (1, 1),
+    (2, 2),
+    (None, None),
+    (-1, 2),
+    (0, -1),
+    (-2, -1),
+    (2, 1),
+    (3, 3),
+    (0, 3),
+    *((0, bad) for bad in _MISUSE),
+    *((bad, 2) for bad in _MISUSE),
+    *((-1, bad) for bad in _MISUSE),
+    *((bad, -1) for bad in _MISUSE),
+    *((bad, 3) for bad in _MISUSE),
+    *((3, bad) for bad in _MISUSE),
+]
+_LINE_INDICES: list[Any] = [0, 1, 2, -1, -2, -3, *_MISUSE]
+
 CALLS: list[tuple[str, Callable[[ModuleType], Any]]] = [
     ("utf8_prefix float limit", lambda m: m.utf8_prefix("abc", 2.0)),
     ("utf8_prefix str limit", lambda m: m.utf8_prefix("abc", "2")),
@@ -65,6 +91,11 @@ CALLS: list[tuple[str, Callable[[ModuleType], Any]]] = [
     ("ScanBatch.slice bad keyword", lambda m: m.Receiver("event").scan_batch(b"").slice(0, end=0)),
     ("ScanBatch.slice float", lambda m: m.Receiver("event").scan_batch(b"").slice(0.0, 0)),
     ("ScanBatch.slice past 64 bits", lambda m: m.Receiver("event").scan_batch(b"").slice(0, 2**70)),
+    *(
+        (f"ScanBatch.slice{bounds!r}", lambda m, bounds=bounds: m.Receiver("event").scan_batch(_TWO).slice(*bounds))
+        for bounds in _SLICE_BOUNDS
+    ),
+    *((f"ScanBatch.line({i!r})", lambda m, i=i: m.Receiver("event").scan_batch(_TWO).line(i)) for i in _LINE_INDICES),
     ("ScanBatch set lines", lambda m: setattr(m.Receiver("event").scan_batch(b""), "lines", b"")),
     ("ScanBatch set foreign", lambda m: setattr(m.Receiver("event").scan_batch(b""), "foreign", [])),
     ("ScanBatch set other", lambda m: setattr(m.Receiver("event").scan_batch(b""), "other", 1)),

@@ -333,6 +333,48 @@ def test_foreign_is_empty_without_a_run(backend: ModuleType) -> None:
     assert backend.Receiver("event", run="\ud800").scan_batch(data).foreign == [0, 1]
 
 
+#: Every spelling of the key ``run``: each letter as it is or as a ``\\u`` escape (either hex case).
+RUN_SPELLINGS = [r + u + n for r in ("r", "\\u0072") for u in ("u", "\\u0075") for n in ("n", "\\u006e", "\\u006E")]
+#: Keys that only look like ``run``: a later one of these leaves the line its writer's.
+NOT_RUN_KEYS = ["runx", "\\u0072unx", "xrun", "ru", "Run", "\\u0052un", "ru\\u006e\\u0020", "\\\\u0072un"]
+
+
+@pytest.mark.parametrize("key", RUN_SPELLINGS + NOT_RUN_KEYS)
+@pytest.mark.parametrize("type_", ["info", "turn-started", "exit"])
+def test_a_later_run_key_in_any_spelling_decides_the_run(backend: ModuleType, key: str, type_: str) -> None:
+    """A writer's line with a later duplicate ``run`` key, written with escapes: the last key wins
+    (as in ``feed``'s dict), so the line is the other run's; a key that only looks like ``run``
+    changes nothing."""
+    payload = {"info": ',"summary":"s"', "turn-started": ',"turn":1', "exit": ',"status":"done"'}[type_]
+    line = b'{"v":1,"seq":1,"type":"%s","run":"r1"%s,"%s":"other"}' % (type_.encode(), payload.encode(), key.encode())
+    (msg,) = backend.Receiver("event").feed(line + b"\n")
+    want = "other" if key in RUN_SPELLINGS else "r1"
+    assert type(msg) is dict and msg["run"] == want
+    for run in ("r1", "other"):
+        batch = backend.Receiver("event", run=run).scan_batch(line + b"\n")
+        assert len(batch) == 1 and batch.foreign == ([] if run == want else [0]), (run, line)
+        rx = backend.Receiver("event", run=run)
+        rx.feed(line + b"\n")
+        assert rx.plain is (run == want and type_ == "info")
+
+
+def test_backends_agree_on_later_run_keys(pure: ModuleType, native: ModuleType) -> None:
+    """One stream of every spelling, each line's run read back from ``feed``: both backends' batches
+    list exactly the lines whose decoded run is another."""
+    lines = [
+        b'{"v":1,"seq":%d,"type":"info","run":"r1","summary":"s","%s":"%s"}' % (i + 1, key.encode(), value)
+        for i, (key, value) in enumerate((k, v) for k in RUN_SPELLINGS + NOT_RUN_KEYS for v in (b"r1", b"other"))
+    ]
+    data = b"\n".join(lines) + b"\n"
+    runs = [m["run"] for m in pure.Receiver("event").feed(data)]
+    assert runs == [m["run"] for m in native.Receiver("event").feed(data)]
+    assert "other" in runs and "r1" in runs
+    for run in ("r1", "other"):
+        want = [i for i, r in enumerate(runs) if r != run]
+        for backend in (pure, native):
+            assert backend.Receiver("event", run=run).scan_batch(data).foreign == want
+
+
 def batch_fields(batch: Any) -> tuple[Any, ...]:
     return (
         batch.lines,
@@ -372,8 +414,12 @@ def test_slice_bounds(backend: ModuleType) -> None:
     for bad in [(0, 2), (-1, 1), (1, 0), (2, 2)]:
         with pytest.raises(IndexError, match="slice bounds out of range"):
             batch.slice(*bad)
-    for bad in [(True, 1), (0, 1.0), ("0", 1), (None, 1)]:
+    # not a Python slice: no negative bound, no None; the types of both bounds are checked first
+    for bad in [(True, 1), (0, 1.0), ("0", 1), (None, 1), (-1, None), (None, -1), (2, True), (5, None), (-(2**70), "")]:
         with pytest.raises(TypeError, match="slice bounds must be ints"):
+            batch.slice(*bad)
+    for bad in [(-1, 0), (0, -1), (-(2**70), 1), (0, 2**70)]:
+        with pytest.raises(IndexError, match="slice bounds out of range"):
             batch.slice(*bad)
 
 

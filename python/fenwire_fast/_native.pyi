@@ -261,6 +261,9 @@ class ScanBatch:
         """Lines ``start`` to ``stop`` (not included) as a batch of their own: their bytes, ends
         counted from the slice's start, seqs, types and foreign lines, and the rejections whose
         ``n`` is ``start`` to ``stop - 1`` (to ``stop`` for a slice that ends the batch), ``n``
-        counted from the slice's start. ``0 <= start <= stop <= len(batch)``."""
+        counted from the slice's start. ``0 <= start <= stop <= len(batch)``; unlike a Python
+        slice's, negative bounds and ``None`` are refused: a bound that is not an ``int`` (or is a
+        ``bool``) raises ``TypeError``, an ``int`` out of that range ``IndexError`` (the types of
+        both bounds are checked first)."""
     def line(self, i: int) -> bytes:
         """The ``i``-th accepted line's bytes, without its newline (``i`` may be negative, as for a list)."""

@@ -1015,7 +1015,10 @@ class ScanBatch:
         """Lines ``start`` to ``stop`` (not included) as a batch of their own: their bytes, ends
         counted from the slice's start, seqs, types and foreign lines, and the rejections whose
         ``n`` is ``start`` to ``stop - 1`` (to ``stop`` for a slice that ends the batch), ``n``
-        counted from the slice's start. ``0 <= start <= stop <= len(batch)``."""
+        counted from the slice's start. ``0 <= start <= stop <= len(batch)``; unlike a Python
+        slice's, negative bounds and ``None`` are refused: a bound that is not an ``int`` (or is a
+        ``bool``) raises ``TypeError``, an ``int`` out of that range ``IndexError`` (the types of
+        both bounds are checked first)."""
         if extra:  # worded as the Rust method words it (which does not count ``self``)
             raise TypeError(f"ScanBatch.slice() takes 2 positional arguments but {2 + len(extra)} were given")
         n = len(self._offsets)

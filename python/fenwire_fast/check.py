@@ -55,10 +55,10 @@ def guess_direction(data: bytes) -> tuple[str, str | None]:
             continue
         as_event, _ = decode(line, "event")
         as_control, _ = decode(line, "control")
-        if (as_event is None) != (as_control is None):
-            msg = as_event if as_event is not None else as_control
-            assert msg is not None
-            return ("event" if as_event is not None else "control"), str(msg["type"])
+        if as_control is None and as_event is not None:
+            return "event", str(as_event["type"])
+        if as_event is None and as_control is not None:
+            return "control", str(as_control["type"])
     return "event", None
 
 

@@ -77,6 +77,15 @@ impl Scan {
         self.held.clear();
     }
 
+    /// [`Scan::clear`], then gives back the memory of what grew past
+    /// [`crate::framer::RETAIN_BYTES`] (a call is done with the outcomes: one large chunk must not
+    /// keep its memory until the receiver is dropped).
+    pub fn release(&mut self) {
+        self.clear();
+        crate::framer::release(&mut self.outcomes);
+        crate::framer::release(&mut self.held);
+    }
+
     /// The bytes of an accepted line; `input` is the chunk the outcomes were made from.
     pub fn line<'a>(&'a self, input: &'a [u8], at: LineAt) -> &'a [u8] {
         match at {

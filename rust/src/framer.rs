@@ -4,6 +4,18 @@
 
 use memchr::memchr;
 
+/// A buffer that grew past this many bytes for one call is given back once its contents are no
+/// longer needed (one large chunk must not keep its memory for the life of the receiver); below
+/// it, buffers are kept and reused from call to call.
+pub const RETAIN_BYTES: usize = 4 << 20;
+
+/// Give back `v`'s memory when it is empty and holds more than [`RETAIN_BYTES`].
+pub fn release<T>(v: &mut Vec<T>) {
+    if v.is_empty() && v.capacity().saturating_mul(std::mem::size_of::<T>()) > RETAIN_BYTES {
+        *v = Vec::new();
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Framer {
     max_line_bytes: usize,
@@ -50,23 +62,28 @@ impl Framer {
             }
         }
         if !self.buf.is_empty() {
+            // The buffer holds less than `cap` bytes; what would take it past `cap` is never
+            // emitted, so it is not copied either.
+            let room = cap - self.buf.len();
             match memchr(b'\n', data) {
                 Some(nl) => {
-                    self.buf.extend_from_slice(&data[..nl]);
+                    self.buf.extend_from_slice(&data[..nl.min(room)]);
                     data = &data[nl + 1..];
                     let line = std::mem::take(&mut self.buf);
                     emit(&line[..line.len().min(cap)])?;
                     self.buf = line;
                     self.buf.clear();
+                    release(&mut self.buf);
                 }
                 None => {
-                    self.buf.extend_from_slice(data);
+                    self.buf.extend_from_slice(&data[..data.len().min(room)]);
                     if self.buf.len() >= cap {
                         let line = std::mem::take(&mut self.buf);
                         self.skipping = true;
                         emit(&line[..cap])?;
                         self.buf = line;
                         self.buf.clear();
+                        release(&mut self.buf);
                     }
                     return Ok(());
                 }
@@ -139,6 +156,37 @@ mod tests {
                 assert_eq!(held, 0);
             }
         }
+    }
+
+    #[test]
+    fn a_huge_line_leaves_no_huge_buffer() {
+        // a line begun in one feed and ended, far past the cap, in the next: only `cap` bytes
+        // are buffered
+        let mut f = Framer::new(100);
+        let mut huge = vec![b'y'; 50 << 20];
+        huge.push(b'\n');
+        let mut got = Vec::new();
+        for piece in [b"x".as_slice(), &huge, b"z\n"] {
+            f.feed::<()>(piece, |line| {
+                got.push(line.len());
+                Ok(())
+            })
+            .unwrap();
+        }
+        assert_eq!(got, vec![100, 1]);
+        assert!(f.buf.capacity() <= RETAIN_BYTES, "{}", f.buf.capacity());
+        // with a cap that large the line is buffered whole, then the memory is given back
+        let mut f = Framer::new(usize::MAX);
+        got.clear();
+        for piece in [b"x".as_slice(), &huge, b"z\n"] {
+            f.feed::<()>(piece, |line| {
+                got.push(line.len());
+                Ok(())
+            })
+            .unwrap();
+        }
+        assert_eq!(got, vec![huge.len(), 1]);
+        assert!(f.buf.capacity() <= RETAIN_BYTES, "{}", f.buf.capacity());
     }
 
     #[test]

@@ -20,7 +20,7 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from fenwire_fast.live.channel import Channel
+from fenwire_fast.live.channel import Channel, decoded
 from fenwire_fast.live.hub import Hub
 from fenwire_fast.live.spawn import LiveChild, spawn
 from live_harness import child_env
@@ -539,6 +539,28 @@ def test_hostile_lines_never_raise_out_of_the_hub() -> None:
         assert types[0] == "ready" and types[-1] == "exit", (run, types)
         assert "assistant-text-delta" in types
     assert all(c.status == "done" for c in hub.children)
+
+
+def test_a_later_escaped_run_key_is_another_runs_line_through_raw_batches() -> None:
+    """A child names its own run first, then another in a later key spelled with escapes (the last
+    key wins): through ``Hub.raw_batches`` those lines, of mirrored types too, are another run's:
+    reported, never handed over, never mirrored, never raised."""
+    escaped = [
+        '{"v":1,"seq":2,"type":"turn-started","run":"{run}","turn":1,"\\u0072un":"other"}',
+        '{"v":1,"seq":3,"type":"info","run":"{run}","summary":"s","r\\u0075\\u006E":"other"}',
+        '{"v":1,"seq":4,"type":"exit","run":"{run}","status":"done","\\u0072\\u0075\\u006e":"other"}',
+    ]
+    lines = [_line(1, "ready"), *escaped, _line(5, "assistant-text-delta", delta="ok"), _line(6, "exit", status="done")]
+    with Hub() as hub:
+        child = hub.add(_hostile({"lines": lines, "then": "exit"}, run="esc"))
+        seqs: list[int] = []
+        for got, batch in hub.raw_batches():
+            assert got is child
+            assert all(m["run"] == "esc" for m in decoded(batch))
+            seqs += batch.seqs
+    assert seqs == [1, 5, 6]
+    assert [e.error for e in child.channel.errors] == ["event for foreign run other"] * 3
+    assert child.channel.exit is not None and child.channel.exit["seq"] == 6
 
 
 # -- the child side: an over-long control line does not stall the run ---------------------------

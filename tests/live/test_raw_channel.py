@@ -38,10 +38,21 @@ KINDS = [
     "exit",
     "foreign",
     "foreign-exit",
+    "foreign-escaped",
+    "foreign-escaped-turn",
+    "foreign-escaped-exit",
     "bad",
     "out-of-order",
     "version",
 ]
+
+
+#: The type and payload of each ``foreign-escaped`` kind.
+ESCAPED_FOREIGN = {
+    "foreign-escaped": ("info", '"summary":"s"'),
+    "foreign-escaped-turn": ("turn-started", '"turn":1'),
+    "foreign-escaped-exit": ("exit", '"status":"done"'),
+}
 
 
 def event_lines(kinds: list[str], run_dir: str) -> bytes:
@@ -73,6 +84,12 @@ def event_lines(kinds: list[str], run_dir: str) -> bytes:
             msg = {**base, "run": "other", "type": "info", "summary": "not mine"}
         elif kind == "foreign-exit":
             msg = {**base, "run": "other", "type": "exit", "status": "failed"}
+        elif kind.startswith("foreign-escaped"):
+            # this run's name first, then a later key that decodes to "run" too (the last wins)
+            t, extra = ESCAPED_FOREIGN[kind]
+            text = f'{{"v":1,"seq":{seq},"type":"{t}","run":"r",{extra},"\\u0072u\\u006e":"other"}}'
+            out.append(text.encode())
+            continue
         elif kind == "bad":
             out.append(b'{"v":1,"seq":' + str(seq).encode() + b',"type":"nope","run":"r"}')
             continue
@@ -174,6 +191,22 @@ def test_cuts_around_foreign_lines_a_held_result_and_the_exit(tmp_path: Path) ->
     assert [s for part in seqs for s in part] == [1, 2, 4, 5, 6, 7]  # and nothing after the exit
     for name in ("a", "b"):  # the final text was read whole (in steps) and its file removed, not refused
         assert not (tmp_path / name / "run" / "fenwire-final-4.txt").exists()
+
+
+def test_a_later_escaped_run_key_makes_the_line_another_runs(tmp_path: Path) -> None:
+    """An ``info``, a ``turn-started`` and an ``exit`` whose later ``run`` key (written with
+    escapes) names another run: each is that run's line, skipped with an error, never mirrored or
+    delivered, never raised."""
+    kinds = ["ready", "foreign-escaped", "delta", "foreign-escaped-turn", "delta", "foreign-escaped-exit", "exit"]
+    batches = drain_both(tmp_path, kinds, 1 << 20, 100)
+    assert [s for b in batches for s in b.seqs] == [1, 3, 5, 7]
+    _, control, events = make_run(tmp_path, "c", kinds)
+    ch = Channel("r", control, events)
+    got, errors = ch.poll_raw()
+    assert [s for b in got for s in b.seqs] == [1, 3, 5, 7]
+    assert [e.error for e in errors] == ["event for foreign run other"] * 3
+    assert ch.exit is not None and ch.exit["seq"] == 7
+    ch.close()
 
 
 def test_a_channel_hands_over_one_kind(tmp_path: Path) -> None:

@@ -665,19 +665,16 @@ class Channel(_ChannelState):
                 errors.append(PollError(rejection.reason, rejection))
                 continue
             last_line = at
-            if kind == 1:
-                if at > seg:
-                    out.append(batch.slice(seg, at))
-                seg = at + 1
-                msg, _ = decode(batch.line(at), "event")
-                reason = f"event for foreign run {msg['run'] if msg is not None else '?'}"
-                if self.error is None:
-                    self.error = reason
-                errors.append(PollError(reason))
-                continue
             if at != held:
                 msg, _ = decode(batch.line(at), "event")
-                assert msg is not None and msg["run"] == run
+                # The batch lists another run's lines; the decoded run decides all the same (a
+                # child's line is never trusted to match the list, and never raises here).
+                if kind == 1 or msg is None or msg["run"] != run:
+                    if at > seg:
+                        out.append(batch.slice(seg, at))
+                    seg = at + 1
+                    self._foreign_event(msg, errors)
+                    continue
                 try:
                     self._mirror(msg)
                 except Exception as exc:  # noqa: BLE001 - a child's line must never raise out of poll
@@ -693,6 +690,14 @@ class Channel(_ChannelState):
                 return
         if n > seg:
             out.append(batch.slice(seg, n))
+
+    def _foreign_event(self, msg: dict[str, Any] | None, errors: list[PollError]) -> None:
+        """Another run's event (``msg``, or ``None`` when it does not decode): an error (the child
+        is cancelled), but not a stop: the run's own lines go on."""
+        reason = f"event for foreign run {msg['run'] if msg is not None else '?'}"
+        if self.error is None:
+            self.error = reason
+        errors.append(PollError(reason))
 
     def _raw_after_commit(self, batches: list[ScanBatch]) -> list[ScanBatch]:
         """:meth:`_after_commit` for batches."""

@@ -8,6 +8,7 @@ use pyo3::types::{PyBool, PyBytes, PyInt, PyList, PyTuple};
 
 use super::rejection::rejection_to_py;
 use crate::drain::{LineAt, Outcome, Scan};
+use crate::framer::release;
 use crate::own_run::RunMatch;
 
 /// One chunk's columns, filled with the GIL released; reused from call to call.
@@ -26,6 +27,23 @@ pub(super) struct Columns {
 }
 
 impl Columns {
+    /// Forgets the columns (copied into the batch already) and gives back the memory of those
+    /// that grew past [`crate::framer::RETAIN_BYTES`].
+    pub(super) fn release(&mut self) {
+        self.lines.clear();
+        self.ends.clear();
+        self.seqs.clear();
+        self.types.clear();
+        self.rejected.clear();
+        self.foreign.clear();
+        release(&mut self.lines);
+        release(&mut self.ends);
+        release(&mut self.seqs);
+        release(&mut self.types);
+        release(&mut self.rejected);
+        release(&mut self.foreign);
+    }
+
     /// Fill the columns from `scan` (made from `input`); `base` is subtracted from each type
     /// index (the length of `EVENT_TYPES` for a control receiver). With `run`, the lines not of
     /// that run are listed in `foreign`.
@@ -210,16 +228,16 @@ fn pairs<'py>(py: Python<'py>, rejected: &[(usize, Py<PyAny>)]) -> PyResult<Boun
     Ok(list)
 }
 
-/// A slice bound: an int (not a bool) within `0..=n`.
-fn bound(i: &Bound<'_, PyAny>, n: usize) -> PyResult<usize> {
+/// A slice bound: an int (not a bool), else a `TypeError`; `None` when it is not within `0..=n`
+/// (both bounds' types are checked before either's range, as the pure backend does).
+fn bound(i: &Bound<'_, PyAny>, n: usize) -> PyResult<Option<usize>> {
     if !i.is_instance_of::<PyInt>() || i.is_instance_of::<PyBool>() {
         return Err(PyTypeError::new_err("slice bounds must be ints"));
     }
-    i.extract::<i128>()
+    Ok(i.extract::<i128>()
         .ok()
         .filter(|i| (0..=n as i128).contains(i))
-        .map(|i| i as usize)
-        .ok_or_else(|| PyIndexError::new_err("slice bounds out of range"))
+        .map(|i| i as usize))
 }
 
 #[pymethods]
@@ -262,7 +280,10 @@ impl ScanBatch {
     /// Lines ``start`` to ``stop`` (not included) as a batch of their own: their bytes, ends
     /// counted from the slice's start, seqs, types and foreign lines, and the rejections whose
     /// ``n`` is ``start`` to ``stop - 1`` (to ``stop`` for a slice that ends the batch), ``n``
-    /// counted from the slice's start. ``0 <= start <= stop <= len(batch)``.
+    /// counted from the slice's start. ``0 <= start <= stop <= len(batch)``; unlike a Python
+    /// slice's, negative bounds and ``None`` are refused: a bound that is not an ``int`` (or is a
+    /// ``bool``) raises ``TypeError``, an ``int`` out of that range ``IndexError`` (the types of
+    /// both bounds are checked first).
     fn slice<'py>(
         &self,
         py: Python<'py>,
@@ -270,10 +291,10 @@ impl ScanBatch {
         stop: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, ScanBatch>> {
         let n = self.offsets.len();
-        let (start, stop) = (bound(start, n)?, bound(stop, n)?);
-        if start > stop {
-            return Err(PyIndexError::new_err("slice bounds out of range"));
-        }
+        let (start, stop) = match (bound(start, n)?, bound(stop, n)?) {
+            (Some(start), Some(stop)) if start <= stop => (start, stop),
+            _ => return Err(PyIndexError::new_err("slice bounds out of range")),
+        };
         let base = if start == 0 {
             0
         } else {

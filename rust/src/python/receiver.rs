@@ -239,6 +239,7 @@ impl Receiver {
         let scan = self.scan_chunk(py, input);
         let result = scanned_list(py, &scan, input);
         self.scan = scan;
+        self.scan.release();
         result
     }
 
@@ -255,6 +256,7 @@ impl Receiver {
         let scan = self.scan_chunk(py, data.as_bytes());
         let result = rejections_list(py, &scan);
         self.scan = scan;
+        self.scan.release();
         result
     }
 
@@ -284,7 +286,9 @@ impl Receiver {
         });
         let result = ScanBatch::new(py, &columns, &scan, &data);
         self.scan = scan;
+        self.scan.release();
         self.columns = columns;
+        self.columns.release();
         result
     }
 
