@@ -21,7 +21,8 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -432,3 +433,28 @@ def _advance(outcome: Outcome, scripts: dict[str, Any], waiting: dict[str, Condi
 
 def python_child_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "fenwire_fast", "child", *args]
+
+
+@contextmanager
+def ray_cluster(*, nodes: int = 2) -> Iterator[Any]:
+    """A Ray ``Cluster`` on this machine: a head with no CPUs (so no actor lands on it) and
+    ``nodes`` nodes of one CPU each, whose workers find this ``fenwire_fast`` and these test
+    modules through ``PYTHONPATH``; shut down, with the driver's connection, on exit."""
+    import ray
+    from ray.cluster_utils import Cluster
+
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(PACKAGE_ROOT), str(HERE), *([old] if old else [])])
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
+    try:
+        c.fenwire_nodes = [c.add_node(num_cpus=1) for _ in range(nodes)]
+        c.wait_for_nodes()
+        yield c
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        c.shutdown()
+        if old is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old

@@ -20,34 +20,17 @@ ray = pytest.importorskip("ray")
 
 from fenwire_fast.fleet import ROOT_PREFIX, ChildLost, Fleet, FleetChild  # noqa: E402
 from fenwire_fast.live.mock_agent import check_transcript, config_from_mapping, gate_label  # noqa: E402
-from live_harness import HANG_GUARD, PACKAGE_ROOT, release_gate, wait_gone  # noqa: E402
+from live_harness import HANG_GUARD, ray_cluster, release_gate, wait_gone  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
 Events = dict[str, list[dict[str, Any]]]
 
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Any]:
-    from ray.cluster_utils import Cluster
-
-    # the actors' workers (and so the children) must find this fenwire_fast, wherever they start
-    old = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join([str(PACKAGE_ROOT), str(HERE), *([old] if old else [])])
     roots_before = set(Path(tempfile.gettempdir()).glob(f"{ROOT_PREFIX}*"))
-    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
-    try:
-        c.node_a = c.add_node(num_cpus=1)
-        c.node_b = c.add_node(num_cpus=1)
-        c.wait_for_nodes()
+    with ray_cluster() as c:
+        c.node_a, c.node_b = c.fenwire_nodes
         yield c
-    finally:
-        if ray.is_initialized():
-            ray.shutdown()
-        c.shutdown()
-        if old is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = old
     # every actor's root is gone: removed on close, or swept by the fleet that lost its actor
     left = set(Path(tempfile.gettempdir()).glob(f"{ROOT_PREFIX}*")) - roots_before
     assert not left, f"fleet directories left behind: {sorted(left)}"

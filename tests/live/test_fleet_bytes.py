@@ -10,7 +10,6 @@ compared with the files: a line lost or added anywhere is a failed comparison, n
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,9 +20,8 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from fenwire_fast.fleet import Fleet  # noqa: E402
-from live_harness import HANG_GUARD, PACKAGE_ROOT, wait_gone  # noqa: E402
+from live_harness import HANG_GUARD, ray_cluster, wait_gone  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
 #: runs of different lengths, so that answers end at different lines of each
 MOCKS: list[dict[str, Any]] = [
     {"steps": 1},
@@ -36,24 +34,8 @@ MOCKS: list[dict[str, Any]] = [
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Any]:
     """A head and two nodes on this machine (``test_fleet.py`` checks what the actors leave behind)."""
-    from ray.cluster_utils import Cluster
-
-    old = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join([str(PACKAGE_ROOT), str(HERE), *([old] if old else [])])
-    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
-    try:
-        c.add_node(num_cpus=1)
-        c.add_node(num_cpus=1)
-        c.wait_for_nodes()
+    with ray_cluster() as c:
         yield c
-    finally:
-        if ray.is_initialized():
-            ray.shutdown()
-        c.shutdown()
-        if old is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = old
 
 
 def _event_file(where: Path) -> bytes:
