@@ -5,8 +5,8 @@ channel's mirror and the spawn supervision.
 
 The parent reads one event per poll and records the mirrored status after each. The scripted child
 does not end until the parent has read its ``exit`` line (it waits for a release file the test
-creates then): a child that had already ended would be drained in one go by the supervision, and
-the per-event statuses would depend on who was faster."""
+creates then), so every status the parent records comes from the lines alone, never from when
+the process happened to end."""
 
 from __future__ import annotations
 
