@@ -3,8 +3,9 @@
 - An event file that shrinks under the parent (the child truncated it) stops the channel with
   ``event file truncated``, whichever way the channel reads: ``poll``, ``poll_raw`` or the hub's
   ``poll_hot``. Nothing written after that is delivered.
-- A child that ends with events still unread is drained whole when its end is seen, through
-  ``poll_raw`` as through ``poll`` (a hub's raw batches, a fleet's actors).
+- A child that ends with events still unread is drained to the end of its file, one bounded read
+  per poll as while it ran, through ``poll_raw`` as through ``poll`` (a hub's raw batches, a
+  fleet's actors), and finishes only once every byte is handed over.
 - A final-text file that another user owns is refused at ``open``, before any byte is read.
 - Wake-ups lost to an inotify queue overflow are made up: the hub looks at every child once.
 """
@@ -66,30 +67,39 @@ def test_a_truncated_event_file_stops_the_channel(tmp_path: Path, how: str) -> N
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="waitid(WNOWAIT) to see the end without reaping")
 @pytest.mark.parametrize("raw", [False, True], ids=["dicts", "raw"])
-def test_a_child_that_ended_is_drained_whole_when_its_end_is_seen(tmp_path: Path, raw: bool) -> None:
+def test_a_child_that_ended_is_drained_to_its_end_a_bounded_read_a_poll(tmp_path: Path, raw: bool) -> None:
     """The child writes a turn's worth of events and exits mid-turn (no ``exit`` line). Nothing is
     read until its process has ended (seen without reaping it); then, with reads of 256 bytes,
-    one poll sees the end and must hand over everything that is left in the file."""
+    each poll hands over at most one read's lines, and the child finishes only when the poll that
+    hands over the file's last line has run: everything, in order, once."""
     mock = {"steps": 3, "tools": 2, "deltas": 10, "exit_step": 2, "exit_code": 3}
-    child = spawn("go", mock=mock, max_bytes=256, directory=str(tmp_path))
+    max_bytes = 256
+    child = spawn("go", mock=mock, max_bytes=max_bytes, directory=str(tmp_path))
     try:
         os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)  # ended, still a zombie: not reaped
         data = Path(child.channel.event_path).read_bytes()
-        assert len(data) > 4 * 256, "too little left to need more than one read"
+        assert len(data) > 4 * max_bytes, "too little left to need more than one read"
+        longest = max(len(line) + 1 for line in data.splitlines())
         raw_got = b""
         dicts: list[dict[str, Any]] = []
-        for _ in range(2):  # the poll that sees the end drains; a second finds nothing more
+        polls = 0
+        while not child.finished:
+            polls += 1
+            assert polls <= len(data), "the child never finished"
+            before = child.channel.offset
             if raw:
                 batches, _errors = child.poll_raw()
                 raw_got += b"".join(b.lines for b in batches)
             else:
                 messages, _errors = child.poll()
                 dicts += messages
-            assert child.finished
+            assert child.channel.offset - before <= max(max_bytes, longest)  # one bounded read, not the file
+        assert polls > 2  # the leftovers took several reads, not one
         if raw:
             assert raw_got == data, f"{len(raw_got)} bytes handed over, the event file has {len(data)}"
         else:
             assert dicts == [json.loads(line) for line in data.splitlines()]
+        assert child.poll_raw()[0] == [] if raw else child.poll()[0] == []  # nothing more after the end
         assert child.status == "failed" and child.returncode == 3
         assert child.messages == len(data.splitlines())
     finally:
