@@ -971,7 +971,9 @@ def test_a_manifest_with_values_out_of_range_is_skipped_and_the_others_taken_up(
 ATTACH = textwrap.dedent(
     """
     import json, os, sys
-    import encodings.ascii, fenwire_fast.live.adopt, fenwire_fast.live.channel, fenwire_fast.live.spawn
+    # every module attach and inspect import, now: once this process is nobody, a package
+    # installed under /root (mode 700) can no longer be read
+    import encodings.ascii, fenwire_fast.lines, fenwire_fast.live.adopt, fenwire_fast.live.channel, fenwire_fast.live.spawn
     from fenwire_fast.live.durable import boot_id
     from fenwire_fast.live.hub import Hub
     from fenwire_fast.live.runs import inspect
