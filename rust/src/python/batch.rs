@@ -27,15 +27,20 @@ pub(super) struct Columns {
 }
 
 impl Columns {
-    /// Forgets the columns (copied into the batch already) and gives back the memory of those
-    /// that grew past [`crate::framer::RETAIN_BYTES`].
-    pub(super) fn release(&mut self) {
+    /// Empties every column, keeping its memory.
+    fn clear(&mut self) {
         self.lines.clear();
         self.ends.clear();
         self.seqs.clear();
         self.types.clear();
         self.rejected.clear();
         self.foreign.clear();
+    }
+
+    /// Forgets the columns (copied into the batch already) and gives back the memory of those
+    /// that grew past [`crate::framer::RETAIN_BYTES`].
+    pub(super) fn release(&mut self) {
+        self.clear();
         release(&mut self.lines);
         release(&mut self.ends);
         release(&mut self.seqs);
@@ -54,12 +59,7 @@ impl Columns {
         base: usize,
         mut run: Option<&mut RunMatch>,
     ) {
-        self.lines.clear();
-        self.ends.clear();
-        self.seqs.clear();
-        self.types.clear();
-        self.rejected.clear();
-        self.foreign.clear();
+        self.clear();
         // While `whole`, the accepted lines so far are `input[..next]` exactly, newlines
         // included, and nothing is copied.
         let mut whole = input.last() == Some(&b'\n');
