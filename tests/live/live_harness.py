@@ -458,3 +458,35 @@ def ray_cluster(*, nodes: int = 2) -> Iterator[Any]:
             os.environ.pop("PYTHONPATH", None)
         else:
             os.environ["PYTHONPATH"] = old
+
+
+def recorded_run(
+    state_path: str | os.PathLike[str], run: str, *, committed_seq: int = 0, **manifest_fields: Any
+) -> Any:
+    """A durable run's directory and manifest as a parent leaves them mid-turn: the prompt sent,
+    the child started the turn and wrote no more (four events), ``committed_seq`` of them
+    committed. Returns the saved :class:`~fenwire_fast.live.durable.Manifest`."""
+    import json
+
+    from fenwire_fast.live import durable
+
+    state = durable.StateDir(state_path)
+    try:
+        name, directory = state.new_run_directory(run)
+        manifest = durable.new_manifest(run, name, directory, command=["agent"], **manifest_fields)
+        manifest.committed_seq = committed_seq
+        control = [{"v": 1, "seq": 1, "type": "prompt", "run": run, "text": "go"}]
+        events = [
+            {"v": 1, "seq": 1, "type": "ready", "run": run},
+            {"v": 1, "seq": 2, "type": "control-ack", "run": run, "ref": 1, "status": "accepted"},
+            {"v": 1, "seq": 3, "type": "turn-started", "run": run, "turn": 1},
+            {"v": 1, "seq": 4, "type": "user", "run": run, "text": "go", "summary": "go"},
+        ]
+        for path, lines in ((manifest.control_path, control), (manifest.event_path, events), (manifest.log_path, [])):
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.writelines(json.dumps(line) + "\n" for line in lines)
+            os.chmod(path, 0o600)
+        state.save(manifest)
+    finally:
+        state.close()
+    return manifest

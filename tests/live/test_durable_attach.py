@@ -44,12 +44,13 @@ from typing import Any
 import pytest
 from fenwire_fast.live import durable
 from fenwire_fast.live.adopt import AdoptedProcess, alive
-from fenwire_fast.live.durable import Manifest, StateDir, StateDirBusy, read_manifests
+from fenwire_fast.live.durable import Manifest, StateDirBusy, read_manifests
 from fenwire_fast.live.final_text import FinalTextRead
 from fenwire_fast.live.hub import Hub
 from fenwire_fast.live.mock_agent import check_transcript, config_from_mapping, final_text
 from fenwire_fast.live.spawn import LiveChild
 from live_harness import HANG_GUARD, child_env, process_gone, wait_gone
+from live_harness import recorded_run as _ended_run
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="durable runs need /proc and pidfds")
 
@@ -633,30 +634,6 @@ def test_a_commit_between_two_events_of_one_read(tmp_path: Path, mode: str) -> N
 
 
 # -- 2. a reused pid ------------------------------------------------------------------------------
-
-
-def _ended_run(state_path: Path, run: str, **manifest_fields: Any) -> Manifest:
-    """A run's directory and manifest as a parent leaves them mid-turn: the prompt sent, the child
-    started the turn and wrote no more."""
-    state = StateDir(state_path)
-    try:
-        name, directory = state.new_run_directory(run)
-        manifest = durable.new_manifest(run, name, directory, command=["agent"], **manifest_fields)
-        control = [{"v": 1, "seq": 1, "type": "prompt", "run": run, "text": "go"}]
-        events = [
-            {"v": 1, "seq": 1, "type": "ready", "run": run},
-            {"v": 1, "seq": 2, "type": "control-ack", "run": run, "ref": 1, "status": "accepted"},
-            {"v": 1, "seq": 3, "type": "turn-started", "run": run, "turn": 1},
-            {"v": 1, "seq": 4, "type": "user", "run": run, "text": "go", "summary": "go"},
-        ]
-        for path, lines in ((manifest.control_path, control), (manifest.event_path, events), (manifest.log_path, [])):
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.writelines(json.dumps(line) + "\n" for line in lines)
-            os.chmod(path, 0o600)
-        state.save(manifest)
-    finally:
-        state.close()
-    return manifest
 
 
 def _gone() -> dict[str, Any]:
