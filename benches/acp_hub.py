@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 from fenwire_fast import IMPLEMENTATION
-from fenwire_fast.live.hub import Hub
-from fenwire_fast.live.mock_agent import MockConfig
+from fenwire_fast.live.child.mock_agent import MockConfig
+from fenwire_fast.live.parent.hub import Hub
 
 HERE = Path(__file__).resolve().parent
 AGENT = HERE / "acp_stream_agent.py"

@@ -145,8 +145,8 @@ def build(path: str, runs: int, seed: int, history_mb: float = 0.0) -> dict[str,
     """The first parent: make the state dir at ``path`` (see the module docstring); return what
     each run must hand over after an attach (``{run: {total, committed, finished}}``)."""
     from fenwire_fast.live.child.event_writer import EventWriter
-    from fenwire_fast.live.durable import read_manifests
-    from fenwire_fast.live.hub import Hub
+    from fenwire_fast.live.parent.durable import read_manifests
+    from fenwire_fast.live.parent.hub import Hub
 
     rng = random.Random(seed)
     hub = Hub(state_dir=path)
@@ -243,7 +243,7 @@ def measure(path: str, plan: dict[str, dict[str, Any]], drain: str, trace: bool)
     import tracemalloc
 
     from fenwire_fast import IMPLEMENTATION
-    from fenwire_fast.live.hub import Hub
+    from fenwire_fast.live.parent.hub import Hub
 
     gc.collect()
     rss0 = _status_kb("VmRSS")
@@ -363,8 +363,8 @@ def _running(pid: int) -> bool:
 
 def _kill_leftovers(path: str) -> int:
     """SIGKILL every run's process still running (checked by pid and start time); how many."""
-    from fenwire_fast.live.adopt import alive
-    from fenwire_fast.live.durable import read_manifests
+    from fenwire_fast.live.parent.adopt import alive
+    from fenwire_fast.live.parent.durable import read_manifests
 
     killed = 0
     try:
@@ -383,7 +383,7 @@ def _kill_leftovers(path: str) -> int:
 
 def finish(path: str) -> dict[str, Any]:
     """Attach and close: the living children are killed, every process reaped or waited for."""
-    from fenwire_fast.live.hub import Hub
+    from fenwire_fast.live.parent.hub import Hub
 
     hub = Hub.attach(path)
     n = len(hub.children)

@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from fenwire_fast import IMPLEMENTATION
-from fenwire_fast.live.agent import TurnContext, TurnInput, TurnResult
-from fenwire_fast.live.hub import Hub
+from fenwire_fast.live.child.agent import TurnContext, TurnInput, TurnResult
+from fenwire_fast.live.parent.hub import Hub
 
 HERE = Path(__file__).resolve().parent
 MIB = 1 << 20

@@ -6,7 +6,7 @@ here is a test. A ``ray.cluster_utils.Cluster`` (a head with no CPUs and ``--nod
 this machine) runs ``--children`` busy mock children per node (no delay between deltas, a 2 KB
 tool result per step); the driver drains them through ``Fleet.batches`` (dicts) until every turn
 is complete. The same children (nodes x children) are then run by one local
-:class:`~fenwire_fast.live.hub.Hub`, drained through ``Hub.batches``.
+:class:`~fenwire_fast.live.parent.hub.Hub`, drained through ``Hub.batches``.
 
 Reported, from one run:
 
@@ -74,7 +74,7 @@ def node_loss(cluster: Any, fleet: Any, survivor: str, children: int) -> dict[st
     """Lose a node without grace while ``children`` busy runs go on it and on ``survivor``: how long
     until the fleet reports the lost runs, whether any of their processes is left, and whether the
     survivors' events are each child's whole transcript, once and in order."""
-    from fenwire_fast.live.mock_agent import check_transcript, config_from_mapping
+    from fenwire_fast.live.child.mock_agent import check_transcript, config_from_mapping
 
     doomed = cluster.add_node(num_cpus=1)
     cluster.wait_for_nodes()
@@ -123,7 +123,7 @@ def node_loss(cluster: Any, fleet: Any, survivor: str, children: int) -> dict[st
 
 def run_fleet(args: argparse.Namespace) -> dict[str, Any]:
     import ray
-    from fenwire_fast.fleet import Fleet
+    from fenwire_fast.live.fleet import Fleet
     from ray.cluster_utils import Cluster
 
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
@@ -190,7 +190,7 @@ def run_fleet(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_hub(args: argparse.Namespace) -> dict[str, float]:
-    from fenwire_fast.live.hub import Hub
+    from fenwire_fast.live.parent.hub import Hub
 
     events = 0
     with Hub() as hub:

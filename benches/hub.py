@@ -47,9 +47,9 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fenwire_fast import IMPLEMENTATION, Receiver
-from fenwire_fast.live.hub import Hub
-from fenwire_fast.live.spawn import LiveChild
-from fenwire_fast.live.wakeups import KernelWakeups
+from fenwire_fast.live.parent.hub import Hub
+from fenwire_fast.live.parent.spawn import LiveChild
+from fenwire_fast.live.proc.wakeups import KernelWakeups
 
 SLEEPER = ["sleep", "3600"]
 
@@ -317,9 +317,9 @@ def busy_durable(
 
 
 def sdk_telemetry() -> Any:
-    """A :class:`~fenwire_fast.live.tracing.Telemetry` on SDK providers of its own that keep every
+    """A :class:`~fenwire_fast.live.parent.otel.Telemetry` on SDK providers of its own that keep every
     span and metric in memory (a real exporter's cost stays off the parent's thread either way)."""
-    from fenwire_fast.live.tracing import Telemetry
+    from fenwire_fast.live.parent.otel import Telemetry
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
     from opentelemetry.sdk.trace import TracerProvider

@@ -6,7 +6,7 @@ the parent's user) into that directory, names the link in its ``result``, and re
 again, over and over. If the parent opens the name while it has two links and checks the link
 count after the second one is gone, it sees one link and hands over the victim's text. This script
 runs a process doing exactly that while the parent follows the name ``--attempts`` times through
-its own code path (:class:`~fenwire_fast.live.channel.Channel`), and prints how many reads returned
+its own code path (:class:`~fenwire_fast.live.parent.channel.Channel`), and prints how many reads returned
 the victim's text (0 is the only right answer), how many were refused, and how the victim fared.
 
     python scripts/race_final_text.py --attempts 20000
@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from fenwire_fast import IMPLEMENTATION
-from fenwire_fast.live.channel import Channel
+from fenwire_fast.live.parent.channel import Channel
 
 VICTIM = "-----BEGIN VICTIM----- the parent must never read this -----END VICTIM-----\n"
 PREFIX = "-----BEGIN VICTIM-----"

@@ -173,7 +173,7 @@ def live_groups_empty(request: pytest.FixtureRequest, monkeypatch: pytest.Monkey
     if request.node.path.parent.name != "live":
         yield
         return
-    from fenwire_fast.live.spawn import LiveChild
+    from fenwire_fast.live.parent.spawn import LiveChild
     from live_harness import assert_groups_empty
 
     children: list[LiveChild] = []

@@ -10,11 +10,11 @@ from collections import Counter
 from pathlib import Path
 
 import fenwire_fast as fw
-import fenwire_fast.check as check_module
+import fenwire_fast.cli.check as check_module
 import orjson
 import pytest
 from conftest import run_cli
-from fenwire_fast.cli import check_file
+from fenwire_fast.cli.check import check_file
 from fenwire_fast.text import printable
 from hypothesis import given, settings
 from hypothesis import strategies as st

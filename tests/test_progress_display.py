@@ -15,8 +15,8 @@ from typing import Any
 
 import pyte
 import pytest
-from fenwire_fast.live import demo
-from fenwire_fast.progress import Progress
+from fenwire_fast.cli.demo import driver as demo
+from fenwire_fast.cli.progress import Progress
 
 STATUSES = ["starting", "ready", "running", "closing", "finalizing", "done", "cancelled", "failed", "timed-out"]
 
@@ -107,7 +107,7 @@ def test_every_frame_fits_and_nothing_stale_remains(size: tuple[int, int], child
 
 
 def test_check_progress_is_erased_before_each_rejection_line() -> None:
-    from fenwire_fast.check import _show_check_progress
+    from fenwire_fast.cli.check import _show_check_progress
 
     term = Terminal(80, 24)
     meter = Progress(term, live=True, interval=0.0, size=(80, 24))

@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 from fenwire_fast import Sender
-from fenwire_fast.live.channel import Channel, ResumePoint
-from fenwire_fast.live.durable import (
+from fenwire_fast.cli.runs import inspect
+from fenwire_fast.live.parent.channel import Channel, ResumePoint
+from fenwire_fast.live.parent.durable import (
     Manifest,
     StateDir,
     boot_id,
@@ -27,8 +28,7 @@ from fenwire_fast.live.durable import (
     process_start,
     read_manifests,
 )
-from fenwire_fast.live.hub import Hub
-from fenwire_fast.live.runs import inspect
+from fenwire_fast.live.parent.hub import Hub
 from hypothesis import given
 from hypothesis import strategies as st
 

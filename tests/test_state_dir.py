@@ -13,11 +13,18 @@ from pathlib import Path
 import pytest
 from fenwire_fast import Sender
 from fenwire_fast.cli import main
-from fenwire_fast.live.channel import Channel
-from fenwire_fast.live.durable import Manifest, StateDir, StateDirBusy, new_manifest, process_start, read_manifests
-from fenwire_fast.live.final_text import FinalTextFollower
-from fenwire_fast.live.hub import Hub
-from fenwire_fast.live.runs import inspect, print_runs
+from fenwire_fast.cli.runs import inspect, print_runs
+from fenwire_fast.live.parent.channel import Channel
+from fenwire_fast.live.parent.durable import (
+    Manifest,
+    StateDir,
+    StateDirBusy,
+    new_manifest,
+    process_start,
+    read_manifests,
+)
+from fenwire_fast.live.parent.final_text import FinalTextFollower
+from fenwire_fast.live.parent.hub import Hub
 
 
 def lines(direction: str, run: str, messages: list[tuple[str, dict[str, object]]]) -> bytes:
@@ -132,7 +139,7 @@ def test_commits_go_to_the_log_and_readers_take_the_highest(tmp_path: Path) -> N
 
 
 def read_commits_of(path: Path) -> dict[str, tuple[int, float, str | None, str | None]]:
-    from fenwire_fast.live.durable import read_commits
+    from fenwire_fast.live.parent.durable import read_commits
 
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -142,7 +149,7 @@ def read_commits_of(path: Path) -> dict[str, tuple[int, float, str | None, str |
 
 
 def test_a_large_log_is_folded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from fenwire_fast.live import durable
+    from fenwire_fast.live.parent import durable
 
     monkeypatch.setattr(durable, "FOLD_AT", 200)
     state = StateDir(tmp_path)
@@ -190,7 +197,7 @@ def test_the_lock_goes_with_a_process_that_dies(tmp_path: Path) -> None:
         [
             sys.executable,
             "-c",
-            "import sys; from fenwire_fast.live.durable import StateDir; StateDir(sys.argv[1]); "
+            "import sys; from fenwire_fast.live.parent.durable import StateDir; StateDir(sys.argv[1]); "
             "print('held', flush=True); sys.stdin.read()",
             str(tmp_path),
         ],
@@ -275,7 +282,7 @@ def test_resume_continues_seq_and_hands_over_only_what_follows_the_commit(tmp_pa
 #: back, the ``seq`` its next control gets, and how many controls it keeps unacknowledged
 RESUME = """
 import resource, sys
-from fenwire_fast.live.channel import Channel
+from fenwire_fast.live.parent.channel import Channel
 
 channel = Channel("r", sys.argv[1], sys.argv[2])
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -315,7 +322,7 @@ def test_a_large_control_file_is_read_back_in_bounded_memory(tmp_path: Path) -> 
     assert grown < size // 4, f"peak RSS grew by {grown} bytes reading a {size}-byte control file"
     assert next_seq == count + 1 and newest == count + 1
 
-    from fenwire_fast.live.channel import RESUME_CONTROLS
+    from fenwire_fast.live.parent.channel import RESUME_CONTROLS
 
     assert unacked <= RESUME_CONTROLS + 1
     assert control.read_bytes().endswith(b'{"v":1,"seq":\n{"v":1,"seq":801,"type":"steer","run":"r","text":"next"}\n')
@@ -421,7 +428,7 @@ def test_fenwire_runs_lists_what_a_dead_parent_left(tmp_path: Path, capsys: pyte
 
 
 def test_a_problem_is_printed_on_one_line() -> None:
-    from fenwire_fast.live.runs import RunReport
+    from fenwire_fast.cli.runs import RunReport
 
     out = io.StringIO()
     print_runs([RunReport(name="run-x", run="x", error="line one\nline two")], out)
@@ -479,7 +486,7 @@ def test_fenwire_runs_escapes_what_a_child_wrote(tmp_path: Path, capsys: pytest.
 def test_a_record_out_of_range_is_ignored_and_the_state_dir_still_opens(
     tmp_path: Path, bad: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from fenwire_fast.live.hub import Hub
+    from fenwire_fast.live.parent.hub import Hub
 
     state = StateDir(tmp_path)
     try:
@@ -532,8 +539,8 @@ def test_a_manifest_whose_mark_is_not_one_is_refused_in_words(tmp_path: Path, ma
     """A manifest's ``mark`` goes through the same checks as its other fields (its numbers bounded
     as ``committed_seq`` and the rest are), and the commit log ignores a record whose mark would
     fail them, so a fold never writes a manifest that a reader then refuses."""
-    from fenwire_fast.live.channel import ResumePoint
-    from fenwire_fast.live.durable import encode_mark
+    from fenwire_fast.live.parent.channel import ResumePoint
+    from fenwire_fast.live.parent.durable import encode_mark
 
     state = StateDir(tmp_path)
     try:
@@ -594,7 +601,7 @@ def test_fenwire_runs_says_why_it_cannot_read_the_commit_log(
 def test_a_line_cut_short_by_a_short_write_does_not_swallow_the_next_commit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from fenwire_fast.live import durable
+    from fenwire_fast.live.parent import durable
 
     state = StateDir(tmp_path)
     try:
@@ -617,7 +624,7 @@ def test_a_line_cut_short_by_a_short_write_does_not_swallow_the_next_commit(
 
 
 def test_a_torn_log_left_by_a_crash_is_ended_before_the_next_commit(tmp_path: Path) -> None:
-    from fenwire_fast.live.hub import Hub
+    from fenwire_fast.live.parent.hub import Hub
 
     state = StateDir(tmp_path)
     try:

@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fenwire_fast import tail
-from fenwire_fast.cli import main
+from fenwire_fast.cli import main, tail
 
 RUN = "r1"
 
@@ -88,7 +87,7 @@ def test_following_a_growing_file_until_exit(
 ) -> None:
     """The file grows while tail sleeps: the lines are written just before its first sleep, so a
     tail that was not woken by the write would sleep for ever (kernel) or a tick (poll)."""
-    from fenwire_fast.live.wakeups import kernel_unavailable
+    from fenwire_fast.live.proc.wakeups import kernel_unavailable
 
     if wakeups == "kernel" and kernel_unavailable() is not None:
         pytest.skip(str(kernel_unavailable()))
@@ -120,7 +119,7 @@ def test_following_a_growing_file_until_exit(
 
 def test_tail_follows_a_live_child(tmp_path: Path) -> None:
     """End to end: ``fenwire tail`` in its own process on a running mock child's event file."""
-    from fenwire_fast.live.hub import Hub
+    from fenwire_fast.live.parent.hub import Hub
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(tail.__file__).parent.parent), *sys.path])}
     with Hub() as hub:

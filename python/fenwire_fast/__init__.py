@@ -17,6 +17,7 @@ from __future__ import annotations
 import os as _os
 from typing import TYPE_CHECKING
 
+from . import _moved
 from ._types import (
     CONTROL_TYPE_ORDER,
     CONTROL_TYPES,
@@ -97,6 +98,8 @@ ScanBatch = _backend.ScanBatch
 utf8_prefix = _backend.utf8_prefix
 truncate_line = _backend.truncate_line
 scrub = _backend.scrub
+
+_moved.install()  # modules' old paths (``fenwire_fast.fleet``...) keep working, and warn
 
 __all__ = [
     "IMPLEMENTATION",

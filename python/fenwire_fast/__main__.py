@@ -6,7 +6,7 @@ import sys
 
 
 def _main() -> int:
-    from .cli import main
+    from .cli.parser import main
 
     return int(main(sys.argv[1:]) or 0)
 

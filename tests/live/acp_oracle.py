@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_agents import scripted
-from fenwire_fast.live.spawn import LiveChild, spawn
+from fenwire_fast.live.parent.spawn import LiveChild, spawn
 from live_harness import HANG_GUARD, assert_groups_empty, child_env, group_empty, group_members
 
 Event = Mapping[str, Any]

@@ -6,7 +6,7 @@ import os
 import signal
 from typing import Any
 
-from fenwire_fast.live.agent import TurnContext, TurnGenerator, TurnInput, TurnInterrupted, TurnResult, Wait
+from fenwire_fast.live.child.agent import TurnContext, TurnGenerator, TurnInput, TurnInterrupted, TurnResult, Wait
 
 
 class EchoAgent:
@@ -141,7 +141,7 @@ class SabotagedMock:
     The mode comes from ``FENWIRE_SABOTAGE``, the script's knobs from ``FENWIRE_MOCK``."""
 
     def __init__(self, mode: str) -> None:
-        from fenwire_fast.live.mock_agent import MockAgent, config_from_env
+        from fenwire_fast.live.child.mock_agent import MockAgent, config_from_env
 
         self.mode = mode
         self.inner = MockAgent(config_from_env())

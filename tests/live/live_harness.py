@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import fenwire_fast
-from fenwire_fast.live.mock_agent import BLOCKING_LABEL, MockConfig, config_from_mapping, gate_label
-from fenwire_fast.live.spawn import LiveChild, spawn
+from fenwire_fast.live.child.mock_agent import BLOCKING_LABEL, MockConfig, config_from_mapping, gate_label
+from fenwire_fast.live.parent.spawn import LiveChild, spawn
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -49,7 +49,7 @@ HANG_GUARD = 120.0
 def package_path() -> list[str]:
     """``[PACKAGE_ROOT]`` when children need it on PYTHONPATH (a source tree), else ``[]`` (an
     installed package: prepending site-packages could shadow the standard library)."""
-    from fenwire_fast.live.spawn import _on_default_path
+    from fenwire_fast.live.parent.spawn import _on_default_path
 
     return [] if _on_default_path(str(PACKAGE_ROOT)) else [str(PACKAGE_ROOT)]
 
@@ -465,10 +465,10 @@ def recorded_run(
 ) -> Any:
     """A durable run's directory and manifest as a parent leaves them mid-turn: the prompt sent,
     the child started the turn and wrote no more (four events), ``committed_seq`` of them
-    committed. Returns the saved :class:`~fenwire_fast.live.durable.Manifest`."""
+    committed. Returns the saved :class:`~fenwire_fast.live.parent.durable.Manifest`."""
     import json
 
-    from fenwire_fast.live import durable
+    from fenwire_fast.live.parent import durable
 
     state = durable.StateDir(state_path)
     try:

@@ -44,8 +44,8 @@ from acp_oracle import (
     wait_group_gone,
     with_pid,
 )
-from fenwire_fast.live.hub import Hub
-from fenwire_fast.live.wakeups import WakeupsUnavailable
+from fenwire_fast.live.parent.hub import Hub
+from fenwire_fast.live.proc.wakeups import WakeupsUnavailable
 from live_harness import HANG_GUARD, assert_groups_empty, child_env
 
 PROMPT = 'Stream, please: "quoted", \u00e9t\u00e9 \u2713\nand a second line'

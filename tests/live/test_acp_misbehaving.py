@@ -36,8 +36,8 @@ from acp_oracle import (
     spawn_run,
     wait_group_gone,
 )
-from fenwire_fast.live.acp_client import EARLY_CAP
-from fenwire_fast.live.stderr_tail import PASS_ON_CAP
+from fenwire_fast.live.acp.client import EARLY_CAP
+from fenwire_fast.live.proc.stderr_tail import PASS_ON_CAP
 from live_harness import assert_groups_empty, group_empty, wait_for_event
 
 #: what a misbehaving run may take at most (it should take a second or two): a hang guard

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from fenwire_fast.cli import child_main
-from fenwire_fast.live.spawn import LiveChild, spawn
+from fenwire_fast.live.parent.spawn import LiveChild, spawn
 from live_harness import HANG_GUARD, child_env, wait_for_event, wait_gone
 
 ECHO = str(Path(__file__).resolve().parent / "acp_agents" / "echo_agent.py")
@@ -140,8 +140,8 @@ def test_child_acp_without_the_sdk_says_which_extra(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setitem(sys.modules, "acp", None)  # import acp now fails as if it were not installed
-    monkeypatch.delitem(sys.modules, "fenwire_fast.live.acp", raising=False)
-    monkeypatch.delitem(sys.modules, "fenwire_fast.live.acp_client", raising=False)
+    monkeypatch.delitem(sys.modules, "fenwire_fast.live.acp.agent", raising=False)
+    monkeypatch.delitem(sys.modules, "fenwire_fast.live.acp.client", raising=False)
     assert child_main(["--acp", "--", "agent"], environ=FILES) == 1
     err = capsys.readouterr().err
     assert err == "fenwire child: the ACP bridge needs the acp extra: pip install 'fenwire_fast[acp]'\n"

@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("acp")
 
-from fenwire_fast.live.acp_client import MAX_DEPTH, vet_message
+from fenwire_fast.live.acp.client import MAX_DEPTH, vet_message
 
 NOT_JSON_RPC = "ACP agent wrote a line that is not JSON-RPC; skipped"
 TOO_DEEP = f"ACP agent wrote a message nested more than {MAX_DEPTH} levels deep; skipped"
@@ -144,7 +144,7 @@ def test_what_the_sdk_logs_goes_to_the_log_on_one_line_without_a_traceback() -> 
     bridged child that is one line on stderr, never a traceback."""
     code = (
         "import logging\n"
-        "from fenwire_fast.live.acp import _log_on_one_line\n"
+        "from fenwire_fast.live.acp.agent import _log_on_one_line\n"
         "_log_on_one_line()\n"
         "try:\n"
         "    raise BrokenPipeError(32, 'Broken pipe')\n"

@@ -1,4 +1,4 @@
-"""The agent protocol (fenwire_fast.live.agent) as seen through the wire, with small custom agents
+"""The agent protocol (fenwire_fast.live.child.agent) as seen through the wire, with small custom agents
 (tests/live/live_agents.py) loaded by real children with ``--agent``."""
 
 from __future__ import annotations

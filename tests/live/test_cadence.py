@@ -15,7 +15,7 @@ from fenwire_fast.live.child import BUSY_TICK, IDLE_TICK, Presenter
 from fenwire_fast.live.child import presenter as presenter_module
 from fenwire_fast.live.child import runner as runner_module
 from fenwire_fast.live.child import turn as turn_module
-from fenwire_fast.live.mock_agent import MockAgent, MockConfig
+from fenwire_fast.live.child.mock_agent import MockAgent, MockConfig
 
 
 class FakeClock:

@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from fenwire_fast.live.channel import ERRORS_KEPT, Channel, decoded
+from fenwire_fast.live.parent.channel import ERRORS_KEPT, Channel, decoded
 
 BAD = 2000  # bad lines written: ten times what is kept
 

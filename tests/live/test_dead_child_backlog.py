@@ -42,8 +42,8 @@ with open(os.environ["FEN_WIRE_EVENT_PATH"], "a") as events:
 
 DRIVER = r"""
 import json, os, resource, sys
-from fenwire_fast.live.hub import Hub
-from fenwire_fast.live.spawn import spawn
+from fenwire_fast.live.parent.hub import Hub
+from fenwire_fast.live.parent.spawn import spawn
 
 mode, directory, size, chunk, writer, with_exit = sys.argv[1:7]
 child = spawn(None, command=[sys.executable, "-c", writer], directory=directory, max_bytes=int(chunk), grace=600.0,

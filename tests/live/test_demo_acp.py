@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fenwire_fast import cli
-from fenwire_fast.live.demo import check_stream, run_demo
+from fenwire_fast.cli import parser as cli
+from fenwire_fast.cli.demo.driver import check_stream, run_demo
 
 ECHO = str(Path(__file__).resolve().parent / "acp_agents" / "echo_agent.py")
 

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from fenwire_fast import cli
+from fenwire_fast.cli import parser as cli
 
 
 @pytest.mark.parametrize(
@@ -45,7 +45,7 @@ def test_the_default_timeout_grows_with_the_children(
     argv: list[str], timeout: float, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Without ``--timeout`` the demo waits 30 s plus 0.5 s per child; ``--timeout`` overrides it."""
-    from fenwire_fast.live import demo
+    from fenwire_fast.cli.demo import driver as demo
 
     seen: list[float] = []
 

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fenwire_fast import cli
-from fenwire_fast.live import demo
+from fenwire_fast.cli import parser as cli
+from fenwire_fast.cli.demo import driver as demo
 from live_harness import child_env, wait_gone
 
 ray = pytest.importorskip("ray")

@@ -17,9 +17,9 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from fenwire_fast import cli
-from fenwire_fast.live import demo
-from fenwire_fast.live import hub as hub_module
+from fenwire_fast.cli import parser as cli
+from fenwire_fast.cli.demo import driver as demo
+from fenwire_fast.live.parent import hub as hub_module
 from live_harness import child_env
 
 ORDER_CHECK = "every event arrived exactly once and in order"

@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
-from fenwire_fast.live import durable
-from fenwire_fast.live.hub import Hub
-from fenwire_fast.live.spawn import ChildDetached
+from fenwire_fast.live.parent import durable
+from fenwire_fast.live.parent.hub import Hub
+from fenwire_fast.live.parent.spawn import ChildDetached
 from live_harness import HANG_GUARD, recorded_run
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="durable runs need /proc and pidfds")

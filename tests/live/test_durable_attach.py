@@ -42,13 +42,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fenwire_fast.live import durable
-from fenwire_fast.live.adopt import AdoptedProcess, alive
-from fenwire_fast.live.durable import Manifest, StateDirBusy, read_manifests
-from fenwire_fast.live.final_text import FinalTextRead
-from fenwire_fast.live.hub import Hub
-from fenwire_fast.live.mock_agent import check_transcript, config_from_mapping, final_text
-from fenwire_fast.live.spawn import LiveChild
+from fenwire_fast.live.child.mock_agent import check_transcript, config_from_mapping, final_text
+from fenwire_fast.live.parent import durable
+from fenwire_fast.live.parent.adopt import AdoptedProcess, alive
+from fenwire_fast.live.parent.durable import Manifest, StateDirBusy, read_manifests
+from fenwire_fast.live.parent.final_text import FinalTextRead
+from fenwire_fast.live.parent.hub import Hub
+from fenwire_fast.live.parent.spawn import LiveChild
 from live_harness import HANG_GUARD, child_env, process_gone, wait_gone
 from live_harness import recorded_run as _ended_run
 
@@ -63,7 +63,7 @@ LARGE = 100_000
 PARENT = textwrap.dedent(
     """
     import asyncio, hashlib, json, os, sys, time
-    from fenwire_fast.live.hub import Hub
+    from fenwire_fast.live.parent.hub import Hub
 
     cfg = json.load(open(sys.argv[1]))
     log_fd = os.open(cfg["log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -950,10 +950,10 @@ ATTACH = textwrap.dedent(
     import json, os, sys
     # every module attach and inspect import, now: once this process is nobody, a package
     # installed under /root (mode 700) can no longer be read
-    import encodings.ascii, fenwire_fast.lines, fenwire_fast.live.adopt, fenwire_fast.live.channel, fenwire_fast.live.spawn
-    from fenwire_fast.live.durable import boot_id
-    from fenwire_fast.live.hub import Hub
-    from fenwire_fast.live.runs import inspect
+    import encodings.ascii, fenwire_fast.lines, fenwire_fast.live.parent.adopt, fenwire_fast.live.parent.channel, fenwire_fast.live.parent.spawn
+    from fenwire_fast.live.parent.durable import boot_id
+    from fenwire_fast.live.parent.hub import Hub
+    from fenwire_fast.cli.runs import inspect
     boot_id()  # read once, while /proc and the encodings can be read
     if sys.argv[2:] == ["drop"] and os.geteuid() == 0:
         os.setgroups([])
@@ -1060,7 +1060,7 @@ def test_a_control_file_that_is_a_symlink_is_never_written_through(tmp_path: Pat
     """A child replaces its control file with a symlink to another file of the user's (one whose
     last line is cut short, so that ``resume`` would end it with a newline): ``attach`` refuses the
     run with why and writes nothing through the link, and a live channel's ``send`` refuses too."""
-    from fenwire_fast.live.channel import Channel
+    from fenwire_fast.live.parent.channel import Channel
 
     state_path = tmp_path / "state"
     good = _ended_run(state_path, "good", **_gone())

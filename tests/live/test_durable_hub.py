@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
-from fenwire_fast.live.adopt import alive
-from fenwire_fast.live.durable import StateDirBusy, read_manifests
-from fenwire_fast.live.hub import Hub
+from fenwire_fast.live.parent.adopt import alive
+from fenwire_fast.live.parent.durable import StateDirBusy, read_manifests
+from fenwire_fast.live.parent.hub import Hub
 from live_harness import HANG_GUARD, child_env
 
 SLEEP = ["sleep", "60"]
@@ -106,7 +106,7 @@ def test_commit_needs_a_state_dir() -> None:
 def test_a_run_whose_process_was_never_found_signals_nobody(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A manifest without a pid, and no process that names its event file: the run is read to its
     end and fails; its group id is 0, which must never reach ``killpg`` (the caller's own group)."""
-    from fenwire_fast.live.durable import StateDir, new_manifest
+    from fenwire_fast.live.parent.durable import StateDir, new_manifest
 
     state = StateDir(tmp_path)
     name, directory = state.new_run_directory("lost")

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fenwire_fast.live.hub import Hub
-from fenwire_fast.live.runs import inspect
+from fenwire_fast.cli.runs import inspect
+from fenwire_fast.live.parent.hub import Hub
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="durable runs need /proc and pidfds")
 

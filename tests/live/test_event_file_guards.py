@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fenwire_fast.live.channel import Channel, decoded
-from fenwire_fast.live.final_text import FinalTextRead, PrivateDirectory
-from fenwire_fast.live.spawn import spawn
+from fenwire_fast.live.parent.channel import Channel, decoded
+from fenwire_fast.live.parent.final_text import FinalTextRead, PrivateDirectory
+from fenwire_fast.live.parent.spawn import spawn
 from live_harness import HANG_GUARD
 
 
@@ -130,8 +130,8 @@ def test_wake_ups_lost_to_a_queue_overflow_are_made_up(monkeypatch: pytest.Monke
     the overflow is reported. The hub must look at every child once, so nothing written waits for
     a wake-up that will never come. (The overflow is simulated: the records the kernel queued are
     dropped as they are read, and the read says it overflowed.)"""
-    from fenwire_fast.live.hub import Hub
-    from fenwire_fast.live.wakeups import WakeupsUnavailable
+    from fenwire_fast.live.parent.hub import Hub
+    from fenwire_fast.live.proc.wakeups import WakeupsUnavailable
 
     try:
         hub = Hub(wakeups="kernel")

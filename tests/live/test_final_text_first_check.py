@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fenwire_fast.live.channel import Channel
-from fenwire_fast.live.final_text import FinalTextRead, PrivateDirectory
+from fenwire_fast.live.parent.channel import Channel
+from fenwire_fast.live.parent.final_text import FinalTextRead, PrivateDirectory
 
 #: a text large enough to take many read steps (the refusal must come before the first)
 BIG = 4 << 20

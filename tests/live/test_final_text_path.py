@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fenwire_fast.live.channel import Channel
-from fenwire_fast.live.final_text import FinalTextRead, PrivateDirectory
+from fenwire_fast.live.parent.channel import Channel
+from fenwire_fast.live.parent.final_text import FinalTextRead, PrivateDirectory
 
 FULL = "Ünïcödé answer: " + "x" * 70_000
 CUT = FULL[:1000]

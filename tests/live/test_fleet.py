@@ -1,4 +1,4 @@
-"""fenwire_fast.fleet on a real Ray cluster (a head and two nodes on this machine).
+"""fenwire_fast.live.fleet on a real Ray cluster (a head and two nodes on this machine).
 
 Skipped when Ray is not installed. Nothing waits for time to pass: a run is held mid-turn with the
 mock's gate, and the tests move on when its announcement (an ``info`` event) comes through the fleet.
@@ -18,8 +18,8 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from fenwire_fast.fleet import ROOT_PREFIX, ChildLost, Fleet, FleetChild  # noqa: E402
-from fenwire_fast.live.mock_agent import check_transcript, config_from_mapping, gate_label  # noqa: E402
+from fenwire_fast.live.child.mock_agent import check_transcript, config_from_mapping, gate_label  # noqa: E402
+from fenwire_fast.live.fleet import ROOT_PREFIX, ChildLost, Fleet, FleetChild  # noqa: E402
 from live_harness import HANG_GUARD, ray_cluster, release_gate, wait_gone  # noqa: E402
 
 Events = dict[str, list[dict[str, Any]]]
@@ -176,7 +176,7 @@ def test_actor_killed_alone(cluster: Any, tmp_path: Path) -> None:
 def test_raw_batches_are_the_childrens_lines(cluster: Any) -> None:
     """``fleet.raw_batches()``: each child's lines as it wrote them, every one once and in order,
     with no dict made on the driver (the batches decode to the mock's exact transcript)."""
-    from fenwire_fast.live.channel import decoded
+    from fenwire_fast.live.parent.channel import decoded
 
     mock = {"steps": 2, "tool_result_bytes": 3000}
     with Fleet(address=cluster.address) as fleet:
@@ -228,9 +228,9 @@ def test_child_state_from_its_node(cluster: Any, tmp_path: Path) -> None:
 
 def test_a_traced_spawn_joins_the_drivers_trace(cluster: Any) -> None:
     pytest.importorskip("opentelemetry.sdk")
-    from fenwire_fast.live.mock_agent import reported_traceparent
-    from fenwire_fast.live.telemetry import resolve
-    from fenwire_fast.live.tracing import Telemetry
+    from fenwire_fast.live.child.mock_agent import reported_traceparent
+    from fenwire_fast.live.parent.otel import Telemetry
+    from fenwire_fast.live.parent.tracing import resolve
     from opentelemetry import trace
     from opentelemetry.sdk.trace import TracerProvider
 

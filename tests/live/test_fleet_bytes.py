@@ -1,4 +1,4 @@
-"""What a :class:`~fenwire_fast.fleet.Fleet` hands over is the children's event files, byte for byte.
+"""What a :class:`~fenwire_fast.live.fleet.Fleet` hands over is the children's event files, byte for byte.
 
 Each child's private directory is put under the test's own (``directory=``), so its event file is
 still there when the runs have ended (the actor removes it only when the fleet closes). The runs
@@ -19,7 +19,7 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from fenwire_fast.fleet import Fleet  # noqa: E402
+from fenwire_fast.live.fleet import Fleet  # noqa: E402
 from live_harness import HANG_GUARD, ray_cluster, wait_gone  # noqa: E402
 
 #: runs of different lengths, so that answers end at different lines of each

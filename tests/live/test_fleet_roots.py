@@ -10,12 +10,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fenwire_fast.fleet import ROOT_PREFIX, remove_if_orphaned, sweep_orphaned_roots
+from fenwire_fast.live.fleet import ROOT_PREFIX, remove_if_orphaned, sweep_orphaned_roots
 
 HOLDER = """
 import sys, tempfile
 tempfile.tempdir = sys.argv[1]
-from fenwire_fast.fleet import _locked_root
+from fenwire_fast.live.fleet import _locked_root
 root, _ = _locked_root()
 print(root, flush=True)
 sys.stdin.read()  # hold the lock until the test closes stdin or kills us
@@ -71,7 +71,7 @@ def test_what_is_not_a_root_with_a_lock_is_left_alone(tmp_path: Path) -> None:
 PARENT = """
 import sys, tempfile
 tempfile.tempdir = sys.argv[1]
-from fenwire_fast.live.hub import Hub
+from fenwire_fast.live.parent.hub import Hub
 hub = Hub()
 child = hub.spawn(None, command=["sleep", "60"])
 print(child.directory, flush=True)
@@ -98,7 +98,7 @@ def test_a_killed_parents_private_directories_are_removed_by_the_next_hub(
     never the directories of a parent still alive."""
     import tempfile
 
-    from fenwire_fast.live.hub import Hub
+    from fenwire_fast.live.parent.hub import Hub
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     killed, left = _parent(tmp_path)

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from fenwire_fast import session
-from fenwire_fast.live.spawn import spawn
+from fenwire_fast.live.parent.spawn import spawn
 
 SCRIPTED = r"""
 import json, os, sys, time

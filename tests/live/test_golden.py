@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fenwire_fast.live.channel import Channel
+from fenwire_fast.live.parent.channel import Channel
 from live_harness import FIXTURES, package_path
 
 EVENTS = FIXTURES / "events.jsonl"
@@ -124,7 +124,7 @@ def test_child_obeys_the_golden_control_lines(tmp_path: Path) -> None:
 
 
 def test_transcript_check_accepts_a_turn_interrupted_before_its_first_step() -> None:
-    from fenwire_fast.live.mock_agent import MockConfig, check_transcript
+    from fenwire_fast.live.child.mock_agent import MockConfig, check_transcript
 
     events = [
         {"v": 1, "seq": 1, "type": "ready", "run": "r"},

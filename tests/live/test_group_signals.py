@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fenwire_fast.live.spawn import LiveChild, spawn
+from fenwire_fast.live.parent.spawn import LiveChild, spawn
 from live_harness import HANG_GUARD, child_env, group_empty, group_members, process_gone, wait_for_event
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="process groups are POSIX")

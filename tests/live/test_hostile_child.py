@@ -1,9 +1,9 @@
 """A child is untrusted input: each attack a hostile child can make on its parent, as a test.
 
 The children here are scripted (plain ``json`` + ``os``, driven by ``HOSTILE`` in their
-environment) and run through the real :func:`~fenwire_fast.live.spawn.spawn` and
-:class:`~fenwire_fast.live.hub.Hub`; the final-text race also runs many thousands of times against
-the parent's own code path (:class:`~fenwire_fast.live.channel.Channel`) with a live process
+environment) and run through the real :func:`~fenwire_fast.live.parent.spawn.spawn` and
+:class:`~fenwire_fast.live.parent.hub.Hub`; the final-text race also runs many thousands of times against
+the parent's own code path (:class:`~fenwire_fast.live.parent.channel.Channel`) with a live process
 swapping paths underneath it. Waits are conditions with generous guards against hangs, never
 timings.
 """
@@ -20,9 +20,9 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from fenwire_fast.live.channel import Channel, decoded
-from fenwire_fast.live.hub import Hub
-from fenwire_fast.live.spawn import LiveChild, spawn
+from fenwire_fast.live.parent.channel import Channel, decoded
+from fenwire_fast.live.parent.hub import Hub
+from fenwire_fast.live.parent.spawn import LiveChild, spawn
 from live_harness import child_env
 
 SECRET = "-----BEGIN SECRET----- do not read me, do not delete me -----END SECRET-----\n"

@@ -15,11 +15,11 @@ from collections import defaultdict
 from typing import Any
 
 import pytest
-from fenwire_fast.live import hub as hub_module
-from fenwire_fast.live import limits
-from fenwire_fast.live.hub import Hub
-from fenwire_fast.live.spawn import LiveChild
-from fenwire_fast.live.wakeups import ENV, WakeupsUnavailable, choose, kernel_unavailable
+from fenwire_fast.live.parent import hub as hub_module
+from fenwire_fast.live.parent.hub import Hub
+from fenwire_fast.live.parent.spawn import LiveChild
+from fenwire_fast.live.proc import limits
+from fenwire_fast.live.proc.wakeups import ENV, WakeupsUnavailable, choose, kernel_unavailable
 
 pytestmark = pytest.mark.skipif(kernel_unavailable() is not None, reason=f"no kernel wake-ups: {kernel_unavailable()}")
 
@@ -387,7 +387,7 @@ def test_a_plain_batch_is_not_walked_and_any_other_is_mirrored(monkeypatch: pyte
     """A hot child's read of only its own messages of no mirrored type (``Receiver.plain``) is
     handed over as it is, with no Python per event; a read with a mirrored type, another run's
     line or a rejection is walked event by event as before, with nothing lost or read twice."""
-    from fenwire_fast.live.channel import Channel
+    from fenwire_fast.live.parent.channel import Channel
 
     with _kernel_hub() as hub:
         child = hub.spawn(None, command=SLEEPER, run="m")

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fenwire_fast.live.agent import TurnInput, TurnInterrupted, Wait
 from fenwire_fast.live.child import Presenter
-from fenwire_fast.live.mock_agent import (
+from fenwire_fast.live.child.agent import TurnInput, TurnInterrupted, Wait
+from fenwire_fast.live.child.mock_agent import (
     ConfigError,
     MockAgent,
     check_transcript,
@@ -22,7 +22,7 @@ from fenwire_fast.live.mock_agent import (
     gate_label,
     script_events,
 )
-from fenwire_fast.live.spawn import spawn
+from fenwire_fast.live.parent.spawn import spawn
 from live_harness import GRACE, child_env, release_gate, wait_for_event, wait_gate_blocked
 
 

@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 import pytest
-from fenwire_fast.live.hub import Hub
-from fenwire_fast.live.spawn import LiveChild, spawn
+from fenwire_fast.live.parent.hub import Hub
+from fenwire_fast.live.parent.spawn import LiveChild, spawn
 from live_harness import HANG_GUARD, child_env, group_empty, process_gone, wait_for_event, wait_gone
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="process groups are POSIX")
@@ -170,7 +170,7 @@ def test_a_hub_takes_the_grandchildren(tmp_path: Path) -> None:
 PARENT = textwrap.dedent(
     """
     import json, os, sys, time
-    from fenwire_fast.live.spawn import spawn
+    from fenwire_fast.live.parent.spawn import spawn
     out, mode, pid_file = sys.argv[1], sys.argv[2], sys.argv[3]
     env = json.loads(sys.argv[4])
     # the private directory under the test's own: a SIGKILLed parent cannot remove it

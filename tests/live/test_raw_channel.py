@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 from fenwire_fast import ScanBatch
-from fenwire_fast.live.channel import Channel, decoded
-from fenwire_fast.live.hub import Hub
+from fenwire_fast.live.parent.channel import Channel, decoded
+from fenwire_fast.live.parent.hub import Hub
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -224,7 +224,7 @@ def test_a_channel_hands_over_one_kind(tmp_path: Path) -> None:
 def test_hub_raw_batches_bring_every_event_once(tmp_path: Path) -> None:
     """Mock children through ``Hub.raw_batches``: the decoded batches are each child's whole
     transcript, in order, and the runs end as through ``batches``."""
-    from fenwire_fast.live.mock_agent import MockConfig, check_transcript
+    from fenwire_fast.live.child.mock_agent import MockConfig, check_transcript
 
     config = MockConfig(steps=2, deltas=200, delta_bytes=40, delay=0.0, thinking=1, tools=1, tool_result_bytes=3000)
     with Hub() as hub:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fenwire_fast.live.channel import Channel, decoded
+from fenwire_fast.live.parent.channel import Channel, decoded
 
 COMMITTED = 3
 LAST = 9

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 from conftest import run_cli
 from fenwire_fast import Sender
-from fenwire_fast.live import durable
-from fenwire_fast.live.durable import StateDir
-from fenwire_fast.live.hub import Hub
-from fenwire_fast.live.runs import inspect
+from fenwire_fast.cli.runs import inspect
+from fenwire_fast.live.parent import durable
+from fenwire_fast.live.parent.durable import StateDir
+from fenwire_fast.live.parent.hub import Hub
 from live_harness import child_env
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="durable runs need /proc and pidfds")

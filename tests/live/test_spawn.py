@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from fenwire_fast.live.channel import SendError
-from fenwire_fast.live.spawn import spawn
+from fenwire_fast.live.parent.channel import SendError
+from fenwire_fast.live.parent.spawn import spawn
 from live_harness import child_env
 
 PROBE = """

@@ -7,7 +7,7 @@ import sys
 import time
 
 import pytest
-from fenwire_fast.live.spawn import spawn
+from fenwire_fast.live.parent.spawn import spawn
 from live_harness import child_env
 
 

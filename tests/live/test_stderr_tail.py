@@ -7,7 +7,7 @@ import threading
 from collections.abc import Iterator
 
 import pytest
-from fenwire_fast.live.stderr_tail import KEEP, LAST_LINE_CHARS, PASS_ON_CAP, StderrTail
+from fenwire_fast.live.proc.stderr_tail import KEEP, LAST_LINE_CHARS, PASS_ON_CAP, StderrTail
 
 
 def _read_all(fd: int) -> bytes:

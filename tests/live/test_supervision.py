@@ -23,8 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from fenwire_fast.live import spawn as spawn_module
-from fenwire_fast.live.spawn import LiveChild, spawn
+from fenwire_fast.live.parent import spawn as spawn_module
+from fenwire_fast.live.parent.spawn import LiveChild, spawn
 
 GUARD = 30.0  # seconds; only against hangs
 

@@ -20,10 +20,10 @@ import pytest
 
 pytest.importorskip("opentelemetry.sdk")
 
-from fenwire_fast.live.hub import Hub
-from fenwire_fast.live.mock_agent import reported_traceparent
-from fenwire_fast.live.spawn import LiveChild, spawn
-from fenwire_fast.live.tracing import MAX_TEXT, RunTrace, Telemetry
+from fenwire_fast.live.child.mock_agent import reported_traceparent
+from fenwire_fast.live.parent.hub import Hub
+from fenwire_fast.live.parent.otel import MAX_TEXT, RunTrace, Telemetry
+from fenwire_fast.live.parent.spawn import LiveChild, spawn
 from live_harness import GRACE, HANG_GUARD, child_env, gated, release_gate, wait_for_event, wait_gate_blocked
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
@@ -310,7 +310,7 @@ def test_hostile_fields_are_checked_and_bounded(otel: Otel) -> None:
 
 def test_rejections_past_the_channels_bound_are_all_counted(otel: Otel, tmp_path: Path) -> None:
     """The channel keeps only some of a run's errors (``ERRORS_KEPT``); the metric counts them all."""
-    from fenwire_fast.live.channel import ERRORS_KEPT, Channel
+    from fenwire_fast.live.parent.channel import ERRORS_KEPT, Channel
 
     bad = 10 * ERRORS_KEPT
     lines = []
@@ -360,7 +360,7 @@ def test_fenwire_otel_traces_through_the_global_providers() -> None:
         provider = TracerProvider()
         provider.add_span_processor(SimpleSpanProcessor(exporter))
         trace.set_tracer_provider(provider)
-        from fenwire_fast.live.hub import Hub
+        from fenwire_fast.live.parent.hub import Hub
         tracer = trace.get_tracer("app")
         with tracer.start_as_current_span("app") as app, Hub() as hub:
             child = hub.spawn("task", mock={"steps": 1})
@@ -388,9 +388,9 @@ def test_the_package_works_without_opentelemetry() -> None:
                 if name == "opentelemetry" or name.startswith("opentelemetry."):
                     raise ImportError("blocked: " + name)
         sys.meta_path.insert(0, Block())
-        import fenwire_fast, fenwire_fast.live.hub, fenwire_fast.live.spawn, fenwire_fast.live.acp_map
-        from fenwire_fast.live.telemetry import TracingUnavailable, resolve
-        from fenwire_fast.live.hub import Hub
+        import fenwire_fast, fenwire_fast.live.parent.hub, fenwire_fast.live.parent.spawn, fenwire_fast.live.acp.mapping
+        from fenwire_fast.live.parent.tracing import TracingUnavailable, resolve
+        from fenwire_fast.live.parent.hub import Hub
         with Hub() as hub:                      # FENWIRE_OTEL=1 without the extra: a warning, no tracing
             assert hub.telemetry is None
             child = hub.spawn("task", mock={"steps": 1})

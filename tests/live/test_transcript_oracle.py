@@ -16,8 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from fenwire_fast.live import mock_agent
-from fenwire_fast.live.mock_agent import check_transcript, config_from_mapping
+from fenwire_fast.live.child import mock_agent
+from fenwire_fast.live.child.mock_agent import check_transcript, config_from_mapping
 from live_harness import Ctx, Outcome, Scenario, at_gate, gated, run_scenarios, seen, unwinding
 
 Events = list[dict[str, Any]]

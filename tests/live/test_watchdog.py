@@ -5,9 +5,9 @@ for the parent) is not watched."""
 from __future__ import annotations
 
 import pytest
-from fenwire_fast.live.hub import Hub
-from fenwire_fast.live.spawn import spawn
-from fenwire_fast.live.wakeups import kernel_unavailable
+from fenwire_fast.live.parent.hub import Hub
+from fenwire_fast.live.parent.spawn import spawn
+from fenwire_fast.live.proc.wakeups import kernel_unavailable
 from live_harness import HANG_GUARD, child_env, wait_for_event, wait_gate_blocked
 
 

@@ -8,7 +8,7 @@
 - ``FEN_WIRE_RUN_ID`` — the ``run`` of both directions (default ``run``),
 - ``FEN_WIRE_DEADLINE`` — optional Unix time in seconds; past it the run exits ``timed-out``,
 - ``FEN_WIRE_PARENT_FD`` / ``FEN_WIRE_TERM_GRACE`` — optional: the parent's lifeline pipe; at its
-  end-of-file the child takes its process group down (:mod:`fenwire_fast.live.orphans`),
+  end-of-file the child takes its process group down (:mod:`fenwire_fast.live.proc.orphans`),
 
 emits ``ready``, and then loops: read new control lines (a size check first; at most 64 lines /
 64 KiB per read), answer each with exactly one ``control-ack`` before anything it causes, check the

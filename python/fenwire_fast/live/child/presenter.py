@@ -18,7 +18,7 @@ from ... import DISPLAY_EVENT_TYPES as DISPLAY_EVENTS
 from ... import rejection_ack, session
 from ...lines import LineReader
 from ...text import first_line, truncate_line
-from ..agent import Agent
+from .agent import Agent
 from .controls import ControlReader
 from .event_writer import EventWriter
 from .inputs import InputQueues

@@ -1,6 +1,6 @@
 """The run's result: what each turn ends with, and the ``result`` event built from the last one.
 
-A turn that returns a :class:`~fenwire_fast.live.agent.TurnResult` says its stop reason, usage and
+A turn that returns a :class:`~fenwire_fast.live.child.agent.TurnResult` says its stop reason, usage and
 final text itself; otherwise they fall back to what its events said (the ``llm-end`` stop reasons
 and summed usage, the last ``assistant-text``). An interrupted turn stops with ``aborted``, a failed
 one with ``error``. The ``result`` carries the last turn that spoke and the usage of every turn.
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ... import MAX_LINE_BYTES
 from ...text import scrub, utf8_prefix
-from ..agent import TurnResult
+from .agent import TurnResult
 
 if TYPE_CHECKING:
     from .event_writer import EventWriter

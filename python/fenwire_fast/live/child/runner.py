@@ -8,7 +8,7 @@ from typing import Any
 
 from ... import DISPLAY_EVENT_TYPES
 from ...normalize import normalize
-from ..agent import Agent, AgentFailure, TurnInput, start_events
+from .agent import Agent, AgentFailure, TurnInput, start_events
 from .event_writer import EventWriter
 from .inputs import InputQueues, Queued
 from .result import RunResult
@@ -167,7 +167,7 @@ def describe_error(exc: BaseException) -> str:
 
 
 def failure_reason(prefix: str, exc: BaseException) -> str:
-    """Why an agent failure fails the run: an :class:`~fenwire_fast.live.agent.AgentFailure`'s own
+    """Why an agent failure fails the run: an :class:`~fenwire_fast.live.child.agent.AgentFailure`'s own
     message, else ``prefix: Type: message``."""
     if isinstance(exc, AgentFailure) and str(exc):
         return str(exc)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...normalize import normalize
-from ..agent import TurnInput, TurnInterrupted, TurnResult, Wait
+from .agent import TurnInput, TurnInterrupted, TurnResult, Wait
 from .result import add_usage
 
 __all__ = ["Turn", "TurnEnd", "PresenterTurnContext", "POST_INTERRUPT_ITEMS", "trace_context"]
@@ -148,7 +148,7 @@ class Turn:
 
 
 class PresenterTurnContext:
-    """The :class:`~fenwire_fast.live.agent.TurnContext` the presenter hands a turn: ``run`` and
+    """The :class:`~fenwire_fast.live.child.agent.TurnContext` the presenter hands a turn: ``run`` and
     ``take_steering``, answered by the presenter for this turn."""
 
     def __init__(

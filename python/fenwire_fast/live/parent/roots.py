@@ -2,7 +2,7 @@
 once that parent has died.
 
 A parent killed with SIGKILL removes nothing: its children's private directories would stay in
-the temporary directory forever. So each parent (a :class:`~fenwire_fast.live.hub.Hub` that
+the temporary directory forever. So each parent (a :class:`~fenwire_fast.live.parent.hub.Hub` that
 spawns into the temporary directory, a fleet's actor) makes one **root** there
 (``<prefix>XXXXXXXX``) and holds an ``flock`` on its ``.lock`` for as long as it lives; the kernel
 frees that lock however the process dies. Every new parent on the host first **sweeps**: it

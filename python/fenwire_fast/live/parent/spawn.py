@@ -7,7 +7,7 @@ with ``O_EXCL``, mode 0600) and a log of the child's stdout/stderr, writes the f
 that speaks the protocol can be the child; the default is this package's own
 ``python -m fenwire_fast child``.
 
-:class:`LiveChild` wraps the process and its :class:`~fenwire_fast.live.channel.Channel`. Its
+:class:`LiveChild` wraps the process and its :class:`~fenwire_fast.live.parent.channel.Channel`. Its
 :meth:`LiveChild.poll` drains events and runs the **kill-after-grace backstop**: ``grace`` seconds
 after the ``exit`` line, after sending ``cancel``, or after the deadline, a child that is still
 running gets SIGTERM, and SIGKILL ``term_grace`` seconds later. A channel error (version mismatch,
@@ -16,9 +16,9 @@ foreign run, truncated event file) sends ``cancel`` once. A child whose process 
 sent ``cancel``, ``timed-out`` past the deadline); a partial last line is never delivered.
 
 Every child leads its own process group, and every signal goes to the whole group
-(:mod:`~fenwire_fast.live.group`): when the child ends, the group gets SIGTERM, and SIGKILL
+(:mod:`~fenwire_fast.live.proc.group`): when the child ends, the group gets SIGTERM, and SIGKILL
 ``term_grace`` seconds later if members remain. When the parent process dies, the child takes its
-group down itself (:mod:`~fenwire_fast.live.orphans`). With ``stall_timeout``, a running child that
+group down itself (:mod:`~fenwire_fast.live.proc.orphans`). With ``stall_timeout``, a running child that
 delivers no event for that many seconds gets ``cancel`` (the **watchdog**), and then the backstop.
 """
 
@@ -35,18 +35,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, is_dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import orphans
+from ..proc import orphans
+from ..proc.group import ProcessGroup
+from ..proc.reaper import reap_when_ended
 from .channel import Channel, PollError
-from .group import ProcessGroup
-from .reaper import reap_when_ended
-from .telemetry import resolve as resolve_trace
+from .tracing import resolve as resolve_trace
 from .watchdog import StallWatchdog
 
 if TYPE_CHECKING:
-    from .. import ScanBatch
+    from ... import ScanBatch
     from .adopt import DurableRun
     from .durable import StateDir
-    from .tracing import RunTrace, Telemetry
+    from .otel import RunTrace, Telemetry
 
 __all__ = ["spawn", "LiveChild", "ChildDetached", "child_command", "DEFAULT_GRACE", "DEFAULT_TERM_GRACE"]
 
@@ -139,7 +139,7 @@ class LiveChild(StallWatchdog):
         #: the run's record in a state dir (a durable hub's child), else ``None``
         self.durable = durable
         #: the ``seq`` of the last event handed to the consumer (kept by a durable hub: what
-        #: :meth:`~fenwire_fast.live.hub.Hub.commit` records)
+        #: :meth:`~fenwire_fast.live.parent.hub.Hub.commit` records)
         self.delivered_seq = durable.manifest.committed_seq if durable is not None else 0
         #: the run's OpenTelemetry spans and counts when it is traced (``spawn(trace=...)``), else ``None``
         self.trace: RunTrace | None = None
@@ -446,7 +446,7 @@ class LiveChild(StallWatchdog):
         """Let go of the child without stopping it: close the files (and an adopted child's pidfd).
         A durable run is then taken up again with ``Hub.attach``. The handle then raises
         :class:`ChildDetached` when asked to send, poll or kill. The process, if this process
-        started it, is still reaped when it ends (:mod:`~fenwire_fast.live.reaper`), so that it
+        started it, is still reaped when it ends (:mod:`~fenwire_fast.live.proc.reaper`), so that it
         leaves no zombie behind."""
         if not self.detached:
             self.detached = True
@@ -548,11 +548,11 @@ def spawn(
     is the JSON-able mapping given to the factory. ``directory``: where to create the private directory (default: the system
     temp dir). ``env`` adds variables to the inherited environment. ``max_bytes`` bounds each read
     of the event file; ``final_text_cap`` the final-text file a ``result`` may name (see
-    :class:`~fenwire_fast.live.channel.Channel`). ``stall_timeout``: the watchdog (see the module
+    :class:`~fenwire_fast.live.parent.channel.Channel`). ``stall_timeout``: the watchdog (see the module
     docstring); a stalled child's :attr:`LiveChild.error` says ``stalled: no event for S s``.
 
     ``acp`` (an argv) runs an Agent Client Protocol agent through the ACP bridge in this package's
-    own child (``fenwire child --acp``, :mod:`~fenwire_fast.live.acp`; the child needs the ``acp``
+    own child (``fenwire child --acp``, :mod:`~fenwire_fast.live.acp.agent`; the child needs the ``acp``
     extra): ``acp_permissions`` (``deny``, ``allow-once`` or ``allow-always``) answers its permission
     requests, ``acp_grace`` is how long it has to answer ``session/cancel`` before its process group
     is killed, ``acp_init_timeout`` bounds ``initialize`` and ``session/new``. ``grace`` is then at
@@ -560,7 +560,7 @@ def spawn(
 
     The child leads a new session and process group (``start_new_session``). This package's own
     child gets the read end of the parent's lifeline pipe as ``FEN_WIRE_PARENT_FD``; any other
-    ``command`` is listed with the parent's keeper (see :mod:`~fenwire_fast.live.orphans`): either
+    ``command`` is listed with the parent's keeper (see :mod:`~fenwire_fast.live.proc.orphans`): either
     way the group is taken down when the parent dies.
 
     ``state`` (a durable hub's state dir, see ``Hub(state_dir=...)``) makes the run **durable**:
@@ -569,11 +569,11 @@ def spawn(
     until its deadline or until it is told to stop.
 
     ``trace``: report the run to OpenTelemetry (the ``otel`` extra; see
-    :mod:`~fenwire_fast.live.tracing`): ``True`` (the global providers), a
-    :class:`~fenwire_fast.live.tracing.Telemetry`, ``False``, or ``None`` (the default: on when
+    :mod:`~fenwire_fast.live.parent.otel`): ``True`` (the global providers), a
+    :class:`~fenwire_fast.live.parent.otel.Telemetry`, ``False``, or ``None`` (the default: on when
     ``FENWIRE_OTEL=1``). The run span's context goes to the child as ``TRACEPARENT`` (and
     ``TRACESTATE``); a ``TRACEPARENT`` in ``env`` is the run span's parent. Raises
-    :class:`~fenwire_fast.live.telemetry.TracingUnavailable` for ``trace=True`` without the extra."""
+    :class:`~fenwire_fast.live.parent.tracing.TracingUnavailable` for ``trace=True`` without the extra."""
     telemetry = resolve_trace(trace)
     if stall_timeout is not None and not stall_timeout > 0:
         raise ValueError(f"stall_timeout must be a positive number of seconds, not {stall_timeout!r}")

@@ -27,13 +27,13 @@ own types when that matters. From asyncio, waiting never spins and never blocks 
 epoll descriptor is watched by the loop (``loop.add_reader``).
 
 **Durable runs.** ``Hub(state_dir=PATH)`` keeps every run it spawns under ``PATH`` with a manifest
-(:mod:`~fenwire_fast.live.durable`); its children outlive the parent. :meth:`Hub.commit` records
+(:mod:`~fenwire_fast.live.parent.durable`); its children outlive the parent. :meth:`Hub.commit` records
 that everything handed over so far was handled; :meth:`Hub.attach` (after a crash, or a
 :meth:`Hub.detach`) takes every unfinished run up again and hands over every event after the last
 commit: **at least once**, nothing committed twice, nothing lost.
 
 Spawning many children raises the open-file soft limit as far as the hard limit allows (see
-:mod:`~fenwire_fast.live.limits`).
+:mod:`~fenwire_fast.live.proc.limits`).
 """
 
 from __future__ import annotations
@@ -43,18 +43,19 @@ import time
 from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from . import reaper, roots
-from .backoff import Backoff
+from ..proc import reaper
+from ..proc.backoff import Backoff
+from ..proc.limits import ensure_open_files
+from ..proc.wakeups import KERNEL, WakeupsUnavailable, choose, unwatchable
+from . import roots
 from .durable import Manifest, StateDir
 from .hub_drivers import KernelDriver, PollDriver
-from .limits import ensure_open_files
 from .spawn import LiveChild, spawn
-from .telemetry import resolve as resolve_trace
-from .wakeups import KERNEL, WakeupsUnavailable, choose, unwatchable
+from .tracing import resolve as resolve_trace
 
 if TYPE_CHECKING:
-    from .. import ScanBatch
-    from .tracing import Telemetry
+    from ... import ScanBatch
+    from .otel import Telemetry
 
 __all__ = ["Hub", "Item", "Batch", "RawBatch"]
 
@@ -74,15 +75,15 @@ class Hub:
     """A set of live children drained fairly, woken by the kernel; see the module docstring.
 
     ``wakeups``: ``"auto"`` (the default, else ``$FENWIRE_WAKEUPS``), ``"kernel"`` (raise
-    :class:`~fenwire_fast.live.wakeups.WakeupsUnavailable` where it cannot work) or ``"poll"``.
+    :class:`~fenwire_fast.live.proc.wakeups.WakeupsUnavailable` where it cannot work) or ``"poll"``.
     ``min_sleep`` / ``max_sleep`` are the back-off between empty rounds when polling.
     ``stall_timeout`` is the watchdog of the children :meth:`spawn` starts (unless given there):
     a running child that delivers no event for that many seconds gets ``cancel``, then the backstop.
     ``state_dir`` makes the hub durable (see the module docstring); it raises
-    :class:`~fenwire_fast.live.durable.StateDirBusy` when another hub holds that state dir.
+    :class:`~fenwire_fast.live.parent.durable.StateDirBusy` when another hub holds that state dir.
     ``trace`` reports every run :meth:`spawn` starts to OpenTelemetry (spans and metrics, the
-    ``otel`` extra; see :mod:`~fenwire_fast.live.tracing`): ``True``, a
-    :class:`~fenwire_fast.live.tracing.Telemetry` (its own providers), ``False``, or ``None`` (on
+    ``otel`` extra; see :mod:`~fenwire_fast.live.parent.otel`): ``True``, a
+    :class:`~fenwire_fast.live.parent.otel.Telemetry` (its own providers), ``False``, or ``None`` (on
     when ``FENWIRE_OTEL=1``); :attr:`telemetry` is what it resolved to.
 
     ``child.status`` is the status after the whole read that brought an event, not at that event."""
@@ -161,10 +162,10 @@ class Hub:
         self.wakeups_reason = why
 
     def spawn(self, prompt: str | None = None, *, run: str | None = None, **kwargs: Any) -> LiveChild:
-        """:func:`~fenwire_fast.live.spawn.spawn` a child (``run`` defaults to ``child-N``, ``N`` one
+        """:func:`~fenwire_fast.live.parent.spawn.spawn` a child (``run`` defaults to ``child-N``, ``N`` one
         past every ``child-N`` this hub, or the state dir it attached, has seen) and adopt it.
 
-        Raises :class:`~fenwire_fast.live.limits.OpenFileLimit` when the open-file limit cannot
+        Raises :class:`~fenwire_fast.live.proc.limits.OpenFileLimit` when the open-file limit cannot
         make room for one more child."""
         ensure_open_files(len(self.children) + 1)
         if run is None:
@@ -187,7 +188,7 @@ class Hub:
                 self._numbered = max(self._numbered, int(number))
 
     def _private_root(self) -> str:
-        """This hub's root (see :mod:`~fenwire_fast.live.roots`): its lock goes with the process
+        """This hub's root (see :mod:`~fenwire_fast.live.parent.roots`): its lock goes with the process
         however it dies, and the next hub on the host then removes what is left in it."""
         if self._root is None:
             self._root = roots.locked_root(roots.HUB_PREFIX, sweep=False)
@@ -413,7 +414,7 @@ class Hub:
 
         After a restart, :meth:`attach` hands over again every event after the last commit (at
         least once), and none before it. The positions go to the state dir's commit log in one
-        ``write`` (see :mod:`~fenwire_fast.live.durable`), so committing after every batch is
+        ``write`` (see :mod:`~fenwire_fast.live.parent.durable`), so committing after every batch is
         cheap. Raises ``OSError`` when the log cannot be written."""
         state = self.state
         if state is None:
@@ -443,7 +444,7 @@ class Hub:
         files, control ``seq`` goes on after the last one sent, and the events after the last
         commit are handed over again. ``kwargs`` are :class:`Hub`'s. Manifests that cannot be
         used are listed in :attr:`attach_errors`. Raises
-        :class:`~fenwire_fast.live.durable.StateDirBusy` when another hub holds the state dir,
+        :class:`~fenwire_fast.live.parent.durable.StateDirBusy` when another hub holds the state dir,
         ``FileNotFoundError`` when there is no such directory."""
         from .adopt import AdoptError, adopt
 
@@ -478,7 +479,7 @@ class Hub:
         """Let go of every child without stopping it (files, descriptors and the state dir's lock
         are released): the runs of a durable hub are taken up again with :meth:`attach`. What was
         not committed is handed over again then. Each child's handle is detached
-        (:meth:`LiveChild.detach`: it raises :class:`~fenwire_fast.live.spawn.ChildDetached` when
+        (:meth:`LiveChild.detach`: it raises :class:`~fenwire_fast.live.parent.spawn.ChildDetached` when
         used), and a child this process started is still reaped when it ends."""
         self._driver.close()
         for child in self.children:

@@ -9,19 +9,19 @@ the child however the child dies), talks ACP to it with the ``agent-client-proto
   seconds, and never past ``run_deadline`` (the run's deadline, Unix seconds, when it has one);
   yields ``agent-started`` (provider ``acp``, model: the agent's name); what the agent sends
   before ``session/new`` is answered is kept for the first turn, at most
-  :data:`~fenwire_fast.live.acp_client.EARLY_CAP` updates and notes (the rest counted in an ``info``);
-- a turn: ``user`` (the turn's text), ``llm-start``, the mapped updates (:mod:`~fenwire_fast.live.acp_map`), ``llm-end`` with the
+  :data:`~fenwire_fast.live.acp.client.EARLY_CAP` updates and notes (the rest counted in an ``info``);
+- a turn: ``user`` (the turn's text), ``llm-start``, the mapped updates (:mod:`~fenwire_fast.live.acp.mapping`), ``llm-end`` with the
   prompt's stop reason; the finalize turn asks for a plain answer without tools; in a traced run
   the request's ``_meta`` carries ``{"traceparent": ctx.traceparent}``;
 - an interruption (cancel, finalize, deadline) sends ``session/cancel`` and goes on mapping updates
   until the prompt answers, or ``grace`` seconds pass and the agent's process group is killed;
 - a failure (the agent exits, answers with an error, or does not answer in time) fails the run with
-  an :class:`~fenwire_fast.live.agent.AgentFailure` whose message starts with ``ACP agent``;
+  an :class:`~fenwire_fast.live.child.agent.AgentFailure` whose message starts with ``ACP agent``;
 - the agent's stdout is read through a line framer with a 1 MiB cap: lines that are not JSON-RPC
-  2.0 (see :func:`~fenwire_fast.live.acp_client.vet_message`), or too long, are skipped and
+  2.0 (see :func:`~fenwire_fast.live.acp.client.vet_message`), or too long, are skipped and
   reported as ``info``; an error answer that is not a JSON-RPC error object is read as error -32603;
 - the agent's stderr goes on to the child's stderr (the run's log; its first 4 MiB, see
-  :data:`~fenwire_fast.live.stderr_tail.PASS_ON_CAP`), and its last line, bounded,
+  :data:`~fenwire_fast.live.proc.stderr_tail.PASS_ON_CAP`), and its last line, bounded,
   ends the error of a run the agent failed by exiting, closing its stdout or not answering in time;
 - ``close()``: close the agent's stdin, give it a moment, kill its group.
 
@@ -47,11 +47,11 @@ from acp.client.connection import ClientSideConnection
 from acp.schema import ClientCapabilities, Implementation, NewSessionResponse, TextContentBlock
 from pydantic import ValidationError
 
-from . import orphans
-from .acp_client import PERMISSIONS, BridgeClient, Item, Outstanding, RequestWriter, StdoutFramer, new_marker
-from .acp_map import ToolCalls, TurnMapper, map_stop_reason
-from .agent import AgentFailure, TurnContext, TurnInput, TurnInterrupted, TurnResult, Wait
-from .stderr_tail import StderrTail
+from ..child.agent import AgentFailure, TurnContext, TurnInput, TurnInterrupted, TurnResult, Wait
+from ..proc import orphans
+from ..proc.stderr_tail import StderrTail
+from .client import PERMISSIONS, BridgeClient, Item, Outstanding, RequestWriter, StdoutFramer, new_marker
+from .mapping import ToolCalls, TurnMapper, map_stop_reason
 
 __all__ = ["bridge", "AcpBridge", "FINALIZE_PREFIX", "DEFAULT_GRACE", "DEFAULT_INIT_TIMEOUT"]
 
@@ -77,7 +77,7 @@ def _seconds(config: dict[str, Any], key: str, default: float) -> float:
 
 
 def bridge(config: dict[str, Any]) -> AcpBridge:
-    """The agent factory (``--agent fenwire_fast.live.acp:bridge --agent-config JSON``); see the
+    """The agent factory (``--agent fenwire_fast.live.acp.agent:bridge --agent-config JSON``); see the
     module docstring for ``command``, ``permissions``, ``grace`` and ``init_timeout``."""
     if not isinstance(config, dict):
         raise ValueError("ACP bridge: the config must be a JSON object")
@@ -132,7 +132,7 @@ def _exit_text(code: int) -> str:
 
 
 class AcpBridge:
-    """An :class:`~fenwire_fast.live.agent.Agent` that runs an ACP agent process (see the module docstring)."""
+    """An :class:`~fenwire_fast.live.child.agent.Agent` that runs an ACP agent process (see the module docstring)."""
 
     def __init__(
         self,
@@ -472,6 +472,6 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _version() -> str:
-    from .. import __version__
+    from ... import __version__
 
     return str(__version__)

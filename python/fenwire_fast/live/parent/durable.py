@@ -27,7 +27,7 @@ parent's channel had mirrored there (status, events read, acknowledged controls)
 channel stands just after the committed line records one; others keep the run's last mark. A
 manifest keeps the latest mark folded into it. A manifest without one (an older state dir) is read
 from the start, and so is a run whose mark does not hold up against its file
-(:meth:`~fenwire_fast.live.channel.Channel.resume`).
+(:meth:`~fenwire_fast.live.parent.channel.Channel.resume`).
 Nothing is ``fsync``-ed: a parent's crash loses nothing, a machine's crash may lose the last commits
 (the events are then delivered again).
 
@@ -37,7 +37,7 @@ finds its whole text.
 
 The state dir is locked (an ``flock`` on the directory itself, through the descriptor the hub keeps
 open) by the one hub that uses it; the lock goes with the process, however it dies, and nothing in
-the directory can be removed to get around it (a lock file could be unlinked while held). This module knows the files; :mod:`~fenwire_fast.live.adopt` rebuilds
+the directory can be removed to get around it (a lock file could be unlinked while held). This module knows the files; :mod:`~fenwire_fast.live.parent.adopt` rebuilds
 runs from them.
 """
 
@@ -58,8 +58,8 @@ import time
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from .._regular import open_regular, read_regular
-from .._types import MAX_SAFE_INTEGER
+from ..._regular import open_regular, read_regular
+from ..._types import MAX_SAFE_INTEGER
 from .channel import ResumePoint
 
 __all__ = [
@@ -155,7 +155,7 @@ class Manifest:
     committed_seq: int = 0
     committed_at: float | None = None
     #: where the event file can be read from on attach, at or before the committed position (a
-    #: :class:`~fenwire_fast.live.channel.ResumePoint`, see :func:`encode_mark`); ``None``: its start
+    #: :class:`~fenwire_fast.live.parent.channel.ResumePoint`, see :func:`encode_mark`); ``None``: its start
     mark: str | None = None
     #: the run is over for the consumer: the child finished and every event it wrote was committed
     closed: bool = False
@@ -547,7 +547,7 @@ def _encode_acks(points: tuple[tuple[int, str, str | None], ...]) -> str | None:
 
 
 def decode_mark(mark: str) -> ResumePoint | None:
-    """The :class:`~fenwire_fast.live.channel.ResumePoint` of a mark :func:`encode_mark` wrote, or
+    """The :class:`~fenwire_fast.live.parent.channel.ResumePoint` of a mark :func:`encode_mark` wrote, or
     ``None`` for anything else (never raises: every number is bounded before it is used). The
     channel checks it against the files before it reads from it."""
     try:

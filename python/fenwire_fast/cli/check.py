@@ -20,10 +20,10 @@ from typing import IO, BinaryIO
 
 import orjson
 
-from . import Receiver, decode
-from ._types import MAX_LINE_BYTES, Rejection
+from .. import Receiver, decode
+from .._types import MAX_LINE_BYTES, Rejection
+from ..text import printable
 from .progress import Progress
-from .text import printable
 
 __all__ = ["check_file", "check_stream", "guess_direction", "CheckResult", "CHUNK_BYTES"]
 

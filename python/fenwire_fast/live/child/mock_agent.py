@@ -9,7 +9,7 @@ A turn of ``steps`` steps (one step for the tool-free finalize turn). Each step:
 
 1. between steps: ``take_steering()`` (steering injections show up here);
 2. ``llm-start``; ``thinking`` thinking deltas and one ``assistant-thinking`` (when ``thinking > 0``);
-3. ``deltas`` text deltas of ``delta_bytes`` bytes each (a :class:`~fenwire_fast.live.agent.Wait` of
+3. ``deltas`` text deltas of ``delta_bytes`` bytes each (a :class:`~fenwire_fast.live.child.agent.Wait` of
    ``delay`` seconds before each one), one ``assistant-text`` holding their concatenation (the last
    step's carries the final answer instead: ``final_bytes`` bytes, with multi-byte characters, and
    ``final?: true``), ``assistant-stream-end``;
@@ -402,7 +402,7 @@ class MockAgent:
 
 
 def make_agent(config: dict[str, Any] | None = None) -> MockAgent:
-    """Factory for ``--agent fenwire_fast.live.mock_agent:make_agent`` (knobs from the argument or ``FENWIRE_MOCK``)."""
+    """Factory for ``--agent fenwire_fast.live.child.mock_agent:make_agent`` (knobs from the argument or ``FENWIRE_MOCK``)."""
     if config is None:
         return MockAgent(config_from_env())
     return MockAgent(config_from_mapping(config))

@@ -9,7 +9,7 @@ every control acknowledged: it waits for the parent), one that was sent ``cancel
 
 It needs no polling of its own: when it starts watching it asks for a wake-up (``on_timer``) at its
 due time, and when that wake-up finds that events came meanwhile, the timer is set again from the
-last event (:meth:`~fenwire_fast.live.spawn.LiveChild.next_timer`), so a busy child costs one
+last event (:meth:`~fenwire_fast.live.parent.spawn.LiveChild.next_timer`), so a busy child costs one
 wake-up per ``stall_timeout`` at most.
 """
 
@@ -20,14 +20,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ..proc.group import ProcessGroup
     from .channel import Channel
-    from .group import ProcessGroup
 
 __all__ = ["StallWatchdog"]
 
 
 class StallWatchdog:
-    """The watchdog's part of :class:`~fenwire_fast.live.spawn.LiveChild` (a base class: it reads the
+    """The watchdog's part of :class:`~fenwire_fast.live.parent.spawn.LiveChild` (a base class: it reads the
     child's channel, group and controls, and sends ``cancel`` through the child)."""
 
     channel: Channel

@@ -1,4 +1,4 @@
-"""ACP ``session/update`` -> wire display events, for the ACP bridge (:mod:`fenwire_fast.live.acp`).
+"""ACP ``session/update`` -> wire display events, for the ACP bridge (:mod:`fenwire_fast.live.acp.agent`).
 
 No import of the ACP SDK here: updates are read by their ``session_update`` discriminator and
 attributes, so this module stays importable (and testable) without the ``acp`` extra.

@@ -1,5 +1,5 @@
-"""Reaping the children a parent let go of (:meth:`~fenwire_fast.live.spawn.LiveChild.detach`,
-:meth:`~fenwire_fast.live.hub.Hub.detach`).
+"""Reaping the children a parent let go of (:meth:`~fenwire_fast.live.parent.spawn.LiveChild.detach`,
+:meth:`~fenwire_fast.live.parent.hub.Hub.detach`).
 
 A detached child is not supervised any more, but it is still this process's child: when it ends
 someone must reap it, or it stays a zombie for as long as this process lives. :func:`reap_when_ended`
@@ -8,7 +8,7 @@ reaps each as it ends: one thread and one descriptor per detached child that sti
 their number. The thread starts with the first such child and ends when none is left. Where there
 are no pidfds (not Linux, or the kernel refuses one), a daemon thread per child waits for it.
 
-A run taken up again by :meth:`~fenwire_fast.live.hub.Hub.attach` in the same process is
+A run taken up again by :meth:`~fenwire_fast.live.parent.hub.Hub.attach` in the same process is
 supervised, and reaped, by its new handle: :func:`take` stops the wait (and :func:`put_back` starts
 it again when the run could not be taken up after all, :func:`release` ends it).
 """
@@ -106,7 +106,7 @@ def _pidfd_reap(pidfd: int) -> Callable[[], bool]:
 
 def reap_when_ended(process: Any) -> None:
     """Reap ``process`` (a ``subprocess.Popen``, or an adopted child's
-    :class:`~fenwire_fast.live.adopt.AdoptedProcess`, whose pidfd this takes over) once it ends,
+    :class:`~fenwire_fast.live.parent.adopt.AdoptedProcess`, whose pidfd this takes over) once it ends,
     without blocking; at once if it has ended already. Nothing happens for a process that is not
     this process's child."""
     if getattr(process, "adopted", False):

@@ -2,7 +2,7 @@
 
 The only module of the package that imports ``opentelemetry``. It is loaded when tracing is asked
 for (``Hub(trace=True)``, ``spawn(..., trace=True)`` or ``FENWIRE_OTEL=1``, see
-:mod:`~fenwire_fast.live.telemetry`) and uses the global tracer and meter providers unless a
+:mod:`~fenwire_fast.live.parent.tracing`) and uses the global tracer and meter providers unless a
 :class:`Telemetry` is given its own.
 
 A :class:`RunTrace` per run builds the spans from the events the parent reads anyway, with no I/O
@@ -39,10 +39,10 @@ from opentelemetry import metrics, trace
 from opentelemetry.trace import Span, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from .. import EVENT_TYPE_ORDER, decode, utf8_prefix
+from ... import EVENT_TYPE_ORDER, decode, utf8_prefix
 
 if TYPE_CHECKING:
-    from .. import ScanBatch
+    from ... import ScanBatch
     from .spawn import LiveChild
 
 __all__ = [
@@ -78,7 +78,7 @@ _type_of = itemgetter("type")
 
 
 def _version() -> str:
-    from .. import __version__
+    from ... import __version__
 
     return str(__version__)
 

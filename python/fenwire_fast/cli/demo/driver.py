@@ -1,17 +1,17 @@
 """``fenwire demo``: one parent driving many live mock children, end to end.
 
 It spawns ``--children`` children (default 8) running the scripted mock agent, each with its own
-prompt, and drives them through a :class:`~fenwire_fast.live.hub.Hub`: the first child is finalized
+prompt, and drives them through a :class:`~fenwire_fast.live.parent.hub.Hub`: the first child is finalized
 mid-turn, the second cancelled mid-turn, and the rest take turns at being steered, followed up or
 left alone; every child that is still alive is closed once it is idle. Progress is shown live (a
 per-child table on a terminal, a plain line per second otherwise), and the summary reports events
 and bytes per second, rejections, every child's exit, and whether every event arrived exactly once
 and in order: ``seq`` continuity per child, the mock's deterministic script received exactly
-(:func:`fenwire_fast.live.mock_agent.check_transcript`), every control acknowledged exactly once, and each
+(:func:`fenwire_fast.live.child.mock_agent.check_transcript`), every control acknowledged exactly once, and each
 answer equal to the script's. The exit code is 0 only when every check passes.
 
 With ``ray=True`` (``fenwire demo --ray``) the same children, driven and checked the same way, run on
-the nodes of a Ray cluster through a :class:`~fenwire_fast.fleet.Fleet` (each placed on the
+the nodes of a Ray cluster through a :class:`~fenwire_fast.live.fleet.Fleet` (each placed on the
 least-loaded node), and the summary has a line per node. Without ``address`` a local
 ``ray.cluster_utils.Cluster`` of ``nodes`` nodes is started (a head with no CPUs and ``nodes - 1``
 more, each with a small object store) and shut down at the end; with ``address`` that cluster is
@@ -35,13 +35,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
+from ...live.child.mock_agent import MockConfig, check_transcript, final_text
 from ..progress import Progress
-from .mock_agent import MockConfig, check_transcript, final_text
 
 if TYPE_CHECKING:
-    from .channel import SentControl
-    from .hub import Hub
-    from .spawn import LiveChild
+    from ...live.parent.channel import SentControl
+    from ...live.parent.hub import Hub
+    from ...live.parent.spawn import LiveChild
 
 __all__ = [
     "run_demo",
@@ -123,8 +123,8 @@ class DemoSetupError(RuntimeError):
 
 
 class _Child(Protocol):
-    """A child as the demo drives and checks it: a :class:`~fenwire_fast.fleet.FleetChild`, or a
-    hub's :class:`~fenwire_fast.live.spawn.LiveChild` seen through :class:`_HubChild`."""
+    """A child as the demo drives and checks it: a :class:`~fenwire_fast.live.fleet.FleetChild`, or a
+    hub's :class:`~fenwire_fast.live.parent.spawn.LiveChild` seen through :class:`_HubChild`."""
 
     @property
     def run(self) -> str: ...
@@ -218,7 +218,7 @@ Event = tuple[_Child, dict[str, Any]]
 
 
 class _HubSource:
-    """The demo's children on a local :class:`~fenwire_fast.live.hub.Hub`."""
+    """The demo's children on a local :class:`~fenwire_fast.live.parent.hub.Hub`."""
 
     #: what a control raises when the child is lost with its node (nothing, on a local hub)
     lost: tuple[type[BaseException], ...] = ()
@@ -247,7 +247,7 @@ class _HubSource:
 
 
 class _FleetSource:
-    """The demo's children on the nodes of a Ray cluster, through a :class:`~fenwire_fast.fleet.Fleet`."""
+    """The demo's children on the nodes of a Ray cluster, through a :class:`~fenwire_fast.live.fleet.Fleet`."""
 
     def __init__(
         self,
@@ -268,7 +268,7 @@ class _FleetSource:
         #: how long starting or joining the cluster took
         self.setup_seconds = setup_seconds
         self._ready: list[Any] = []  # answers taken while sleeping, handed over by the next poll
-        from ..fleet import ChildLost
+        from ...live.fleet import ChildLost
 
         self.lost: tuple[type[BaseException], ...] = (ChildLost,)
 
@@ -620,7 +620,7 @@ def run_demo(
     """Run the demo and print its progress and summary to ``out``; return the report.
 
     ``acp``: run every child on this ACP agent (``[command, *args]``, through the bridge of
-    :mod:`fenwire_fast.live.acp`) instead of the mock agent; the checks are then those that hold
+    :mod:`fenwire_fast.live.acp.agent`) instead of the mock agent; the checks are then those that hold
     for an agent whose answers are not scripted: acks, exactly-once delivery (:func:`check_stream`),
     exits.
 
@@ -636,7 +636,7 @@ def run_demo(
         with _fleet_source(nodes, address, connect_timeout, out) as fleet_source:
             fleet_source.acp = list(acp) if acp is not None else None
             return _run(fleet_source, children, config, paced, timeout, out, live, interval)
-    from .hub import Hub
+    from ...live.parent.hub import Hub
 
     with Hub() as hub:
         return _run(_HubSource(hub, acp), children, config, paced, timeout, out, live, interval)
@@ -653,7 +653,7 @@ def _run(
     interval: float | None,
 ) -> DemoReport:
     """The demo's loop, checks and summary, on a local hub or a fleet alike."""
-    from .. import IMPLEMENTATION
+    from ... import IMPLEMENTATION
 
     config = config or default_config()
     paced = paced or paced_config(config)
@@ -772,7 +772,7 @@ def _import_ray() -> Any:
 def _worker_env() -> dict[str, str]:
     """What the local cluster's nodes need in their environment so that their workers import this
     fenwire_fast (the one running here, even from a source tree)."""
-    from .spawn import _PACKAGE_ROOT, _on_default_path
+    from ...live.parent.spawn import _PACKAGE_ROOT, _on_default_path
 
     if _on_default_path(_PACKAGE_ROOT):
         return {}
@@ -900,7 +900,7 @@ def _fleet_source(nodes: int, address: str | None, connect_timeout: float, out: 
     """A fleet on a local cluster of ``nodes`` nodes (started here, shut down on the way out), or on
     the cluster at ``address`` (joined, left running)."""
     ray_module = _import_ray()
-    from ..fleet import Fleet
+    from ...live.fleet import Fleet
 
     with _quiet_ray(), _sigterm_kept() as keep:
         started = time.monotonic()

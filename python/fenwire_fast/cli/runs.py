@@ -18,10 +18,10 @@ from datetime import UTC, datetime
 from typing import TextIO
 
 from .._regular import read_regular
+from ..live.parent.adopt import alive
+from ..live.parent.channel import Channel
+from ..live.parent.durable import COMMITS, Manifest, decode_mark, read_manifests
 from ..text import printable
-from .adopt import alive
-from .channel import Channel
-from .durable import COMMITS, Manifest, decode_mark, read_manifests
 
 __all__ = ["RunReport", "inspect", "print_runs"]
 

@@ -1,5 +1,5 @@
 """The ACP bridge's event-loop side: the ACP client it answers the agent with, and the framing of
-the agent's stdout (see :mod:`fenwire_fast.live.acp`).
+the agent's stdout (see :mod:`fenwire_fast.live.acp.agent`).
 
 Everything here runs on the bridge's asyncio loop thread. What the presenter's thread must see goes
 into one thread-safe queue, in the order the agent wrote it: ``("update", update)``, ``("info",
@@ -26,7 +26,7 @@ from acp.schema import (
 )
 from pydantic import ValidationError
 
-from .. import Framer
+from ... import Framer
 
 __all__ = [
     "BridgeClient",

@@ -2,10 +2,10 @@
 
 - ``fenwire --version``: the package version and the backend in use.
 - ``fenwire check FILE|- [--direction event|control] [--json] [-q]``: stream a JSONL file through a
-  receiver (:mod:`fenwire_fast.check`), print one line per rejection and a summary; exit 1 if any
+  receiver (:mod:`fenwire_fast.cli.check`), print one line per rejection and a summary; exit 1 if any
   line was rejected, 3 if the file cannot be read.
 - ``fenwire tail FILE [--direction event|control] [--json] [--no-follow]``: follow a live event or
-  control file as it grows, one line per message (:mod:`fenwire_fast.tail`); exit 2 if it cannot
+  control file as it grows, one line per message (:mod:`fenwire_fast.cli.tail`); exit 2 if it cannot
   be opened.
 - ``fenwire schema [--direction event|control]``: print the protocol's JSON Schema (draft 2020-12)
   for one direction, or both in one document (:func:`fenwire_fast.json_schema`).
@@ -30,18 +30,18 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import IMPLEMENTATION
+from .. import IMPLEMENTATION
+from ..text import printable
 from .check import check_file, check_stream, summary_line
-from .text import printable
 
 if TYPE_CHECKING:  # the live layer is imported only when `child` or `demo` runs
-    from .live.agent import Agent
+    from ..live.child.agent import Agent
 
 __all__ = ["main", "check_file", "child_main", "demo_main", "build_child_parser", "TAIL_EPILOG"]
 
 
 def _version_text() -> str:
-    from . import __version__  # looked up on first use (package metadata)
+    from .. import __version__  # looked up on first use (package metadata)
 
     return f"fenwire_fast {__version__} ({IMPLEMENTATION} backend)"
 
@@ -212,7 +212,7 @@ ACP_EXTRA_MESSAGE = "the ACP bridge needs the acp extra: pip install 'fenwire_fa
 def _make_acp_agent(
     args: argparse.Namespace, flags: Mapping[str, Any], command: Sequence[str] | None, deadline: float | None
 ) -> Agent:
-    """``--acp -- COMMAND``: the ACP bridge (:mod:`fenwire_fast.live.acp`)."""
+    """``--acp -- COMMAND``: the ACP bridge (:mod:`fenwire_fast.live.acp.agent`)."""
     given = [f"--{flag}" for flag, attr in _ACP_OPTIONS if getattr(args, attr) is not None]
     if not args.acp:
         if given:
@@ -238,7 +238,7 @@ def _make_acp_agent(
     if deadline is not None:  # the agent's start gives up at the run's deadline too
         config["run_deadline"] = deadline
     try:
-        from .live.acp import bridge
+        from ..live.acp.agent import bridge
     except ImportError as exc:
         if exc.name == "acp" or (exc.name or "").startswith("acp.") or exc.name == "pydantic":
             raise _Fail(ACP_EXTRA_MESSAGE) from None
@@ -256,8 +256,8 @@ def _make_agent(
     deadline: float | None = None,
 ) -> Agent:
     """The agent ``fenwire child`` runs: ``--agent``'s factory, the ACP bridge, or the mock with its knobs."""
-    from .live.agent import AgentLoadError, load_agent
-    from .live.mock_agent import ConfigError, MockAgent, config_from_env, config_from_mapping
+    from ..live.child.agent import AgentLoadError, load_agent
+    from ..live.child.mock_agent import ConfigError, MockAgent, config_from_env, config_from_mapping
 
     flags = {name: getattr(args, name.replace("-", "_")) for name, _, _ in _MOCK_FLAGS}
     flags = {k: v for k, v in flags.items() if v is not None}
@@ -300,8 +300,8 @@ def _missing_files_message(missing: Sequence[str]) -> str:
 def child_main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     """``fenwire child``: run one live child; returns the exit code (0 only after ``exit done``)."""
     env = os.environ if environ is None else environ
-    from .live.child import Presenter
-    from .live.child.turn import trace_context
+    from ..live.child import Presenter
+    from ..live.child.turn import trace_context
 
     words = list(argv) if argv is not None else sys.argv[1:]
     command: list[str] | None = None
@@ -341,7 +341,7 @@ def child_main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | N
     except _Fail as exc:
         print(f"fenwire child: {exc}", file=sys.stderr)
         return 1
-    from .live.orphans import PARENT_FD_ENV, TERM_GRACE_ENV, watch_parent
+    from ..live.proc.orphans import PARENT_FD_ENV, TERM_GRACE_ENV, watch_parent
 
     watch_parent(env, lambda text: print(text, file=sys.stderr, flush=True))
     if env is os.environ:  # the agent's own subprocesses are not watchers
@@ -356,7 +356,7 @@ def child_main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | N
 
 def demo_main(argv: Sequence[str] | None = None) -> int:
     """``fenwire demo``: returns 0 when every check passes, 1 otherwise."""
-    from .live.demo import TIMEOUT_BASE, TIMEOUT_PER_CHILD, DemoSetupError, default_config, paced_config, run_demo
+    from .demo.driver import TIMEOUT_BASE, TIMEOUT_PER_CHILD, DemoSetupError, default_config, paced_config, run_demo
 
     parser = argparse.ArgumentParser(
         prog="fenwire demo",
@@ -401,7 +401,7 @@ def demo_main(argv: Sequence[str] | None = None) -> int:
     ray.add_argument(
         "--ray",
         action="store_true",
-        help="run the children on the nodes of a Ray cluster (through fenwire_fast.fleet) instead of a local hub",
+        help="run the children on the nodes of a Ray cluster (through fenwire_fast.live.fleet) instead of a local hub",
     )
     ray.add_argument(
         "--nodes",
@@ -502,7 +502,7 @@ def demo_main(argv: Sequence[str] | None = None) -> int:
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
-    from ._json_schema import schema_text
+    from .._json_schema import schema_text
 
     sys.stdout.write(schema_text(args.direction))
     sys.stdout.flush()
@@ -510,10 +510,10 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
 
 def _cmd_runs(args: argparse.Namespace) -> int:
-    from .live.runs import inspect, print_runs
+    from .runs import inspect, print_runs
 
     if args.prune:
-        from .live.durable import StateDir, StateDirBusy
+        from ..live.parent.durable import StateDir, StateDirBusy
 
         try:
             state = StateDir(args.path)

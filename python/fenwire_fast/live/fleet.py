@@ -1,7 +1,7 @@
 """Live children on the nodes of a Ray cluster, driven from one process (``pip install 'fenwire_fast[ray]'``).
 
 A :class:`Fleet` holds one async actor per node it uses (``num_cpus=0``, pinned to its node with a
-hard ``NodeAffinitySchedulingStrategy``). Each actor owns a non-durable :class:`~fenwire_fast.live.hub.Hub`
+hard ``NodeAffinitySchedulingStrategy``). Each actor owns a non-durable :class:`~fenwire_fast.live.parent.hub.Hub`
 and spawns its children on its node, so a child dies with its actor's process (the hub's lifeline,
 see ``docs/live.md``, "When the parent dies"): children never outlive their actor.
 
@@ -31,10 +31,10 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from . import EVENT_TYPE_ORDER, Receiver, ScanBatch
-from .live import roots
-from .live.channel import SentControl
-from .live.telemetry import resolve as resolve_trace
+from .. import EVENT_TYPE_ORDER, Receiver, ScanBatch
+from .parent import roots
+from .parent.channel import SentControl
+from .parent.tracing import resolve as resolve_trace
 
 # Ray is an optional extra: imported by name, so the package type-checks with or without it (typed Any)
 ray: Any
@@ -79,7 +79,7 @@ ROOT_PREFIX = "fenwire-fleet-"
 def remove_if_orphaned(root: str, wait: float = 0.0) -> bool:
     """Remove an actor's root directory once no process holds its lock (the actor died without
     closing: its node was lost, or its process killed); return whether it was removed. See
-    :func:`fenwire_fast.live.roots.remove_if_orphaned` (every hub's roots work the same way)."""
+    :func:`fenwire_fast.live.parent.roots.remove_if_orphaned` (every hub's roots work the same way)."""
     return roots.remove_if_orphaned(root, wait)
 
 
@@ -91,7 +91,7 @@ def sweep_orphaned_roots(parent: str | None = None) -> list[str]:
 
 
 def _locked_root() -> tuple[str, int]:
-    """A new root directory and the descriptor of its held lock (see :mod:`~fenwire_fast.live.roots`)."""
+    """A new root directory and the descriptor of its held lock (see :mod:`~fenwire_fast.live.parent.roots`)."""
     return roots.locked_root(ROOT_PREFIX)
 
 
@@ -99,7 +99,7 @@ class _NodeHub:
     """The actor body: a Hub on one node, answering one long poll at a time."""
 
     def __init__(self, node: str) -> None:
-        from .live.hub import Hub
+        from .parent.hub import Hub
 
         self.node = node
         #: the children's private directories go under this root, removed on close (or, if the
@@ -119,7 +119,7 @@ class _NodeHub:
 
     def implementation(self) -> str:
         """The backend the actor's package runs: ``"rust"``, or ``"python"`` without the extension."""
-        from . import IMPLEMENTATION
+        from .. import IMPLEMENTATION
 
         return IMPLEMENTATION
 
@@ -333,7 +333,7 @@ class Fleet:
 
     def __init__(self, address: str | None = None, **ray_init_kwargs: Any) -> None:
         if ray is None:
-            raise ImportError("fenwire_fast.fleet needs Ray: pip install 'fenwire_fast[ray]'")
+            raise ImportError("fenwire_fast.live.fleet needs Ray: pip install 'fenwire_fast[ray]'")
         self._own = False
         if not ray.is_initialized():
             ray.init(address=address, **ray_init_kwargs)
@@ -405,7 +405,7 @@ class Fleet:
         **kwargs: Any,
     ) -> FleetChild:
         """Start a child on ``node`` (default: the least-loaded alive node) and return its handle.
-        ``kwargs`` go to :func:`~fenwire_fast.live.spawn.spawn` on the node.
+        ``kwargs`` go to :func:`~fenwire_fast.live.parent.spawn.spawn` on the node.
 
         ``trace`` (``True``, ``False``, or ``None``: on when ``FENWIRE_OTEL=1``; the ``otel``
         extra): the child joins the driver's trace, its ``TRACEPARENT`` being the driver's current
@@ -420,7 +420,7 @@ class Fleet:
             deadline = time.time() + timeout
         options = dict(kwargs, mock=mock, agent=agent, agent_config=agent_config, deadline=deadline)
         if resolve_trace(trace) is not None:
-            from .live.tracing import current_traceparent
+            from .parent.otel import current_traceparent
 
             context = current_traceparent()
             if context:

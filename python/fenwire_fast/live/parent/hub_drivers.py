@@ -1,4 +1,4 @@
-"""How a :class:`~fenwire_fast.live.hub.Hub` learns which children to poll, and how it sleeps.
+"""How a :class:`~fenwire_fast.live.parent.hub.Hub` learns which children to poll, and how it sleeps.
 
 Both drivers hand out fair rounds: :meth:`due` lists the children to poll now, each with how
 (``woken``: the kernel said the event file grew; ``reap``: ask about the process and run the
@@ -29,9 +29,9 @@ from bisect import bisect_left
 from collections.abc import Iterable
 from operator import not_
 
-from .backoff import Backoff
+from ..proc.backoff import Backoff
+from ..proc.wakeups import KERNEL, POLL, KernelWakeups
 from .spawn import LiveChild
-from .wakeups import KERNEL, POLL, KernelWakeups
 
 __all__ = ["Due", "PollDriver", "KernelDriver"]
 

@@ -1,12 +1,12 @@
 """Whether live runs are traced: ``trace=`` of ``Hub`` and ``spawn``, and ``FENWIRE_OTEL``.
 
 Tracing is off unless asked for. ``trace=True`` (or a
-:class:`~fenwire_fast.live.tracing.Telemetry`) turns it on and needs the ``otel`` extra
+:class:`~fenwire_fast.live.parent.otel.Telemetry`) turns it on and needs the ``otel`` extra
 (``opentelemetry-api``): without it, :class:`TracingUnavailable` says which extra to install.
 ``trace=None`` (the default) follows the environment: ``FENWIRE_OTEL=1`` turns tracing on, and
 without the extra it prints one warning on stderr and runs without tracing. ``trace=False`` is off
 whatever the environment says. This module imports nothing of OpenTelemetry;
-:mod:`~fenwire_fast.live.tracing` is loaded only when tracing is on.
+:mod:`~fenwire_fast.live.parent.otel` is loaded only when tracing is on.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import sys
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
-    from .tracing import Telemetry
+    from .otel import Telemetry
 
 __all__ = ["TracingUnavailable", "resolve", "OTEL_ENV", "EXTRA"]
 
@@ -40,7 +40,7 @@ def resolve(trace: Any) -> Telemetry | None:
     """The telemetry runs report to, or ``None`` when tracing is off (see the module docstring).
 
     ``trace``: ``None`` (follow ``FENWIRE_OTEL``), ``False``, ``True`` (the global providers) or a
-    :class:`~fenwire_fast.live.tracing.Telemetry`. Raises :class:`TracingUnavailable` for ``True``
+    :class:`~fenwire_fast.live.parent.otel.Telemetry`. Raises :class:`TracingUnavailable` for ``True``
     without the extra, ``TypeError`` for anything else."""
     global _default, _warned
     if trace is False:
@@ -58,12 +58,12 @@ def resolve(trace: Any) -> Telemetry | None:
     if trace is True:
         if _default is None:
             try:
-                from .tracing import Telemetry
+                from .otel import Telemetry
             except ImportError as exc:
                 raise TracingUnavailable(f"tracing needs opentelemetry-api: pip install '{EXTRA}' ({exc})") from None
             _default = Telemetry()
         return _default
-    tracing = sys.modules.get(f"{__package__}.tracing")  # a Telemetry means it was imported
-    if tracing is not None and isinstance(trace, tracing.Telemetry):
+    otel = sys.modules.get(f"{__package__}.otel")  # a Telemetry means it was imported
+    if otel is not None and isinstance(trace, otel.Telemetry):
         return cast("Telemetry", trace)
-    raise TypeError(f"trace must be True, False, None or a fenwire_fast.live.tracing.Telemetry, not {trace!r}")
+    raise TypeError(f"trace must be True, False, None or a fenwire_fast.live.parent.otel.Telemetry, not {trace!r}")

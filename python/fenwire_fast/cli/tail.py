@@ -23,10 +23,10 @@ from typing import IO, Any
 
 import orjson
 
-from . import Receiver
-from ._types import Rejection
+from .. import Receiver
+from .._types import Rejection
+from ..text import printable
 from .check import _LineNumbers, guess_direction
-from .text import printable
 
 __all__ = ["tail_file", "TailResult", "message_line", "CHUNK_BYTES", "TEXT_WIDTH"]
 
@@ -117,8 +117,8 @@ class _Printer:
 
 def _waiter(fd: int) -> tuple[Callable[[], None], Callable[[], None]]:
     """``(wait, close)``: sleep until the file open as ``fd`` grows (inotify), else poll."""
-    from .live.backoff import Backoff
-    from .live.wakeups import KERNEL, KernelWakeups, choose
+    from ..live.proc.backoff import Backoff
+    from ..live.proc.wakeups import KERNEL, KernelWakeups, choose
 
     try:
         mode, _why = choose(None)

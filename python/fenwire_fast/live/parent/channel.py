@@ -14,7 +14,7 @@ other failure while handling an event becomes a :class:`PollError`, and the rest
 still delivered.
 
 A ``result`` that names a ``final-text-path`` is completed from that file, which is then removed;
-:mod:`fenwire_fast.live.final_text` says what the file must be. The file is read in bounded steps
+:mod:`fenwire_fast.live.parent.final_text` says what the file must be. The file is read in bounded steps
 (``final_text_step`` bytes per poll, at most ``final_text_cap`` bytes in all); while it is read,
 the ``result`` and the events after it wait, so whoever sees the ``result`` finds the whole text
 in :attr:`Channel.final_text`. When the file is refused, nothing is removed, the cut text is kept
@@ -33,12 +33,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .. import DRAIN_BYTE_BUDGET, EVENT_TYPE_ORDER, Receiver, Rejection, ScanBatch, Sender, decode, session
-from .._regular import open_regular
+from ... import DRAIN_BYTE_BUDGET, EVENT_TYPE_ORDER, Receiver, Rejection, ScanBatch, Sender, decode, session
+from ..._regular import open_regular
 from .final_text import DEFAULT_FINAL_TEXT_CAP, READ_STEP, FinalTextFollower, FinalTextStore
 
 if TYPE_CHECKING:
-    from ..lines import Tailer
+    from ...lines import Tailer
 
 __all__ = [
     "Channel",
@@ -305,7 +305,7 @@ class Channel(_ChannelState):
     ``final_text_dir`` is the run's private directory (default: the event file's directory); it is
     opened once, now, so make the channel before the child starts. ``protected_paths`` are more
     files there that a child may not hand over as its final text. ``final_text_store`` keeps the
-    final texts read (a durable run's, see :class:`~fenwire_fast.live.final_text.FinalTextStore`);
+    final texts read (a durable run's, see :class:`~fenwire_fast.live.parent.final_text.FinalTextStore`);
     ``follow_final_text=False`` never opens a final-text file (a read-only look at a run).
 
     :meth:`resume` takes up a run that another channel (a parent that died) began."""
@@ -324,7 +324,7 @@ class Channel(_ChannelState):
         final_text_store: FinalTextStore | None = None,
         follow_final_text: bool = True,
     ) -> None:
-        from ..lines import Tailer
+        from ...lines import Tailer
 
         self.run = run
         self.control_path = os.fspath(control_path)

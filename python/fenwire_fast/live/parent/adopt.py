@@ -10,7 +10,7 @@ its files, and a run's record kept up to date.
   the run's mark (the place a commit recorded, checked against the file) or else from its start,
   mirroring every event but handing over only those after the committed position.
 - :class:`DurableRun` is a run's manifest as the hub keeps it: written when the run starts, when
-  its process exists, and at each :meth:`~fenwire_fast.live.hub.Hub.commit` that moves it.
+  its process exists, and at each :meth:`~fenwire_fast.live.parent.hub.Hub.commit` that moves it.
 """
 
 from __future__ import annotations
@@ -164,7 +164,7 @@ class DurableRun:
     def commit(self, child: LiveChild) -> tuple[int, str | None, str | None] | None:
         """``child``'s delivered position, once it finished and every event read was delivered
         its closing status, and when its channel's read stands just after that position, a mark
-        of it (:func:`~fenwire_fast.live.durable.encode_mark`: an attach reads the event file from
+        of it (:func:`~fenwire_fast.live.parent.durable.encode_mark`: an attach reads the event file from
         there): ``(seq, status_or_None, mark_or_None)`` when that moved since the last commit,
         else ``None``. Nothing changes until :meth:`committed` says it was recorded."""
         manifest = self.manifest
