@@ -1,0 +1,432 @@
+"""The parent's handle on one live child: :class:`LiveChild`.
+
+It wraps the child's process and its :class:`~fenwire_fast.live.parent.channel.Channel`: controls go
+out through the channel, :meth:`LiveChild.poll` drains events and runs the kill-after-grace
+backstop (``grace`` seconds after the ``exit`` line, after ``cancel`` or after the deadline, a child
+still running gets SIGTERM, and SIGKILL ``term_grace`` seconds later), and every signal goes to the
+child's whole process group. :func:`~fenwire_fast.live.parent.spawn.spawn` makes one.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..proc import orphans
+from ..proc.group import ProcessGroup
+from ..proc.reaper import reap_when_ended
+from .channel import Channel, PollError
+from .watchdog import StallWatchdog
+
+if TYPE_CHECKING:
+    from ... import ScanBatch
+    from .adopt import DurableRun
+    from .otel import RunTrace
+
+__all__ = ["LiveChild", "ChildDetached", "DEFAULT_GRACE", "DEFAULT_TERM_GRACE"]
+
+DEFAULT_GRACE = 3.0
+DEFAULT_TERM_GRACE = 1.0
+
+
+class ChildDetached(RuntimeError):
+    """A :class:`LiveChild` used after :meth:`LiveChild.detach` (or ``Hub.detach``): a detached
+    handle sends no control (it would reuse the ``seq`` of controls that a parent which attached
+    the run has sent), reads nothing and signals nothing. ``Hub.attach`` takes a durable run up
+    again, with a new handle."""
+
+
+class LiveChild(StallWatchdog):
+    """One spawned child: its process, its files and its :class:`Channel`."""
+
+    def __init__(
+        self,
+        *,
+        run: str,
+        directory: str,
+        channel: Channel,
+        process: subprocess.Popen[bytes],
+        log_path: str,
+        deadline: float | None,
+        grace: float,
+        term_grace: float,
+        owns_directory: bool,
+        stall_timeout: float | None = None,
+        kept: bool = False,
+        durable: DurableRun | None = None,
+    ) -> None:
+        self.run = run
+        self.directory = directory
+        self.channel = channel
+        self.process = process
+        self.log_path = log_path
+        self.deadline = deadline
+        self.grace = grace
+        self.term_grace = term_grace
+        self.owns_directory = owns_directory
+        self.messages = 0
+        self.failure: str | None = None
+        self.cancel_sent = False
+        self.killed = False
+        self._kill_at: float | None = None
+        self._kill_reason = ""
+        self._terminated_at: float | None = None
+        self._finished = False
+        self._death_status = "failed"
+        self._died = False  # the process's end was found (its death status decided then)
+        self._draining = False
+        self.group = ProcessGroup(process, term_grace)
+        self._kept = kept  # listed with the keeper (a foreign command): released when the group is empty
+        #: the watchdog: seconds without an event after which a running child gets ``cancel``
+        self.stall_timeout = stall_timeout
+        #: when (``time.monotonic()``) the last event was delivered (or the child was spawned)
+        self.last_event = time.monotonic()
+        #: the watchdog's verdict, once it fired: ``stalled: no event for S s``
+        self.stalled: str | None = None
+        self._stall_timed = False  # a timer for the watchdog was asked for (see on_timer)
+        #: called with this child when a supervision timer is set (a hub sleeping until then)
+        self.on_timer: Callable[[LiveChild], None] | None = None
+        #: the run's record in a state dir (a durable hub's child), else ``None``
+        self.durable = durable
+        #: the ``seq`` of the last event handed to the consumer (kept by a durable hub: what
+        #: :meth:`~fenwire_fast.live.parent.hub.Hub.commit` records)
+        self.delivered_seq = durable.manifest.committed_seq if durable is not None else 0
+        #: the run's OpenTelemetry spans and counts when it is traced (``spawn(trace=...)``), else ``None``
+        self.trace: RunTrace | None = None
+        #: :meth:`detach` let go of the child: sending, polling and killing raise :class:`ChildDetached`
+        self.detached = False
+
+    @property
+    def pid(self) -> int:
+        """The child's pid (0 for a run taken up by ``Hub.attach`` whose process was never found)."""
+        return self.process.pid
+
+    @property
+    def pgid(self) -> int:
+        """The id of the child's process group (its pid: it leads the group)."""
+        return self.group.pgid
+
+    @property
+    def control_path(self) -> str:
+        return self.channel.control_path
+
+    @property
+    def event_path(self) -> str:
+        return self.channel.event_path
+
+    # -- controls -------------------------------------------------------------------------------
+
+    def send(self, type_: str, payload: dict[str, Any] | None = None) -> int:
+        """Send a control (see :meth:`Channel.send`); ``cancel`` arms the kill backstop. Raises
+        :class:`ChildDetached` once the handle was detached."""
+        self._attached()
+        seq = self.channel.send(type_, payload)
+        if self.trace is not None:
+            self.trace.control(seq, type_)
+        if type_ == "cancel":
+            self.cancel_sent = True
+            self._arm(self.grace, "cancel")
+        elif self.stall_timeout is not None:
+            self._time_stall()  # a control to an idle child puts it to work: watch it
+        return seq
+
+    def prompt(self, text: str) -> int:
+        return self.send("prompt", {"text": text})
+
+    def steer(self, text: str) -> int:
+        return self.send("steer", {"text": text})
+
+    def follow_up(self, text: str) -> int:
+        return self.send("follow-up", {"text": text})
+
+    def finalize(self, note: str | None = None) -> int:
+        return self.send("finalize", {"note": note} if note is not None else {})
+
+    def cancel(self) -> int:
+        return self.send("cancel")
+
+    def close(self) -> int:
+        return self.send("close")
+
+    # -- polling and supervision ----------------------------------------------------------------
+
+    def poll(self, *, woken: bool = False, reap: bool = True) -> tuple[list[dict[str, Any]], list[PollError]]:
+        """Drain one chunk of events, then supervise the process (backstop, exit detection).
+
+        A hub woken by the kernel passes ``woken=True`` (the file grew: no size check first) and
+        ``reap=False`` when no pidfd fired and no timer is due (the process is not asked about).
+        Raises :class:`ChildDetached` once the handle was detached."""
+        self._attached()
+        messages, errors = self.channel.poll(woken=woken)
+        channel = self.channel
+        if messages:
+            self.messages += len(messages)
+            self.last_event = time.monotonic()
+            if self.stall_timeout is not None and not self._stall_timed:
+                self._time_stall()
+        if reap or channel.exit is not None or channel.error is not None or self.process.returncode is not None:
+            self._supervise(reap)
+        if self.trace is not None:
+            if messages:
+                self.trace.observe(messages, self)
+            if self._finished:
+                self.trace.finish(self)
+        return messages, errors
+
+    def poll_raw(self, *, woken: bool = False, reap: bool = True) -> tuple[list[ScanBatch], list[PollError]]:
+        """:meth:`poll` with the events as :class:`~fenwire_fast.ScanBatch` objects (see
+        :meth:`Channel.poll_raw`); the supervision is the same."""
+        self._attached()
+        batches, errors = self.channel.poll_raw(woken=woken)
+        channel = self.channel
+        if batches:
+            self.messages += sum(map(len, batches))
+            self.last_event = time.monotonic()
+            if self.stall_timeout is not None and not self._stall_timed:
+                self._time_stall()
+        if reap or channel.exit is not None or channel.error is not None or self.process.returncode is not None:
+            self._supervise(reap)
+        if self.trace is not None:
+            for batch in batches:
+                self.trace.observe_raw(batch, self)
+            if self._finished:
+                self.trace.finish(self)
+        return batches, errors
+
+    def next_timer(self) -> float | None:
+        """When (``time.monotonic()``) supervision has something to do without any event: the
+        deadline, the kill backstop, or SIGKILL after SIGTERM; ``None`` when nothing is pending."""
+        if self._finished:
+            return None
+        if self.group.leader_gone:
+            return self.group.next_timer()
+        when = self._stall_due()
+        if self._terminated_at is not None:
+            at = self._terminated_at + self.term_grace
+        elif self._kill_at is not None:
+            at = self._kill_at
+        elif self.deadline is not None and self.channel.exit is None:
+            at = time.monotonic() + max(self.deadline - time.time(), 0.0) + 0.001
+        else:
+            return when
+        return at if when is None else min(at, when)
+
+    def _arm(self, delay: float, reason: str) -> None:
+        at = time.monotonic() + delay
+        if self._kill_at is None or at < self._kill_at:
+            self._kill_at = at
+            self._kill_reason = reason
+            if self.on_timer is not None:
+                self.on_timer(self)
+
+    def _supervise(self, reap: bool = True) -> None:
+        if self._finished:
+            return
+        channel = self.channel
+        if channel.exit is not None:
+            self._arm(self.grace, "exit")
+        if channel.error is not None and not self.cancel_sent and channel.exit is None:
+            try:
+                self.send("cancel")
+            except OSError:
+                self.cancel_sent = True
+                self._arm(self.grace, "cancel")
+        if self.deadline is not None and channel.exit is None and self._kill_at is None:
+            remaining = self.deadline - time.time()
+            if remaining <= 0:
+                self._arm(self.grace, "deadline")
+        if self.stall_timeout is not None:
+            self._watch_stall()
+        group = self.group
+        if not reap and self.process.returncode is None:
+            return  # not asked about, and not known to have ended
+        if not group.leader_gone:
+            if not group.leader_exited():
+                self._backstop()
+                return
+            group.leader_ended()  # SIGTERM to the group before the leader is reaped
+        group.supervise(time.monotonic())
+        returncode = self.process.returncode
+        assert returncode is not None
+        if not self._died:
+            self._died = True
+            # decided when the death is found: a later cancel or clock does not change the outcome
+            if self.cancel_sent:
+                self._death_status = "cancelled"
+            elif self.deadline is not None and time.time() >= self.deadline:
+                self._death_status = "timed-out"
+        # The process is gone: whatever it wrote is in the file now, and is read one bounded read
+        # per poll, as while the child lived (a final-text file one step per poll). The child is
+        # finished once its file is read to the end, or to its exit line.
+        self._draining = channel.exit is None and channel.pending()
+        if self._draining:
+            return
+        if channel.exit is None and self.failure is None:
+            if self.adopted:
+                how = "ended (its exit code is unknown to a parent that re-attached)"
+            elif returncode < 0:
+                how = f"was killed by signal {-returncode}"
+            else:
+                how = f"exited with code {returncode}"
+            self.failure = f"child {how} without an exit line"
+            if self.killed:
+                self.failure += f" (killed {self.grace:g} s after {self._kill_reason})"
+        if group.done:
+            self._release()
+            self._finished = True
+
+    def _release(self) -> None:
+        if self._kept:
+            self._kept = False
+            orphans.release(self.group.pgid)
+
+    def _backstop(self) -> None:
+        """The leader runs: SIGTERM its group once the kill backstop is due, SIGKILL ``term_grace`` later."""
+        now = time.monotonic()
+        if self._kill_at is None or now < self._kill_at:
+            return
+        if self._terminated_at is None:
+            self._terminated_at = now
+            self.killed = True
+            self.group.terminate()
+            if self.on_timer is not None:
+                self.on_timer(self)
+        elif now >= self._terminated_at + self.term_grace and not self.group.kill_sent:
+            self.group.kill()
+
+    @property
+    def finished(self) -> bool:
+        """The process has ended and every line it wrote has been read."""
+        return self._finished
+
+    @property
+    def draining(self) -> bool:
+        """The process has ended, and what it wrote is still being read, one bounded read per
+        :meth:`poll` (as while it ran): poll again without waiting for a wake-up."""
+        return self._draining
+
+    @property
+    def returncode(self) -> int | None:
+        """The process's exit code (negative: the signal that killed it); ``None`` while it runs,
+        and always for an :attr:`adopted` child (its exit code cannot be had)."""
+        return None if self.adopted else self.process.returncode
+
+    @property
+    def adopted(self) -> bool:
+        """The child was taken up from a state dir by ``Hub.attach`` (not started by this process)."""
+        return getattr(self.process, "adopted", False)
+
+    @property
+    def status(self) -> str:
+        """The run's status: the mirrored one, or the outcome when the child died without ``exit``."""
+        if self.channel.exit is not None or self.failure is None:
+            return self.channel.status
+        return self._death_status
+
+    @property
+    def error(self) -> str | None:
+        """Why the run did not end well, when it did not: the watchdog's verdict first (``stalled:
+        no event for S s``), then the exit's error, a channel error, or a failure; a child that died
+        without an ``exit`` line gets the last lines of its log too."""
+        error = self._error()
+        if self.stalled is None:
+            return error
+        return self.stalled if error is None else f"{self.stalled}; {error}"
+
+    def _error(self) -> str | None:
+        if self.channel.exit is not None and self.channel.exit.get("error"):
+            return str(self.channel.exit["error"])
+        if self.channel.error is not None or self.failure is None:
+            return self.channel.error
+        tail = self.log_text(4096).rstrip().splitlines()[-8:]
+        if not tail:
+            return self.failure
+        return self.failure + "; its log ends:\n" + "\n".join("  " + line for line in tail)
+
+    def wait(self, timeout: float | None = None, *, interval: float = 0.01) -> str:
+        """Poll until the child has finished; return :attr:`status`. Raises ``TimeoutError``."""
+        end = None if timeout is None else time.monotonic() + timeout
+        while not self._finished:
+            messages, errors = self.poll()
+            if self._finished:
+                break
+            if end is not None and time.monotonic() >= end:
+                raise TimeoutError(f"child {self.run} still running after {timeout} s")
+            if not messages and not errors and not self._draining:
+                time.sleep(interval)
+        return self.status
+
+    def log_text(self, limit: int = 65536) -> str:
+        """The tail of what the child wrote on stdout/stderr."""
+        try:
+            with open(self.log_path, "rb") as handle:
+                handle.seek(0, os.SEEK_END)
+                size = handle.tell()
+                handle.seek(max(0, size - limit))
+                return handle.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def kill(self) -> None:
+        """SIGKILL the child's whole process group now (if anything of it still runs). Raises
+        :class:`ChildDetached` once the handle was detached."""
+        self._attached()
+        if not self.group.leader_exited():
+            self.killed = True
+        self.group.kill()
+
+    def cleanup(self) -> None:
+        """Kill the process if needed, reap it, close the files and remove the private directory
+        (nothing, once the handle was detached: the child is no longer this handle's)."""
+        if self.detached:
+            return
+        self.kill()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        if self.trace is not None:
+            self.trace.finish(self, None if self._finished else "the run was killed before it finished")
+        self._release()
+        self._let_go()
+        if self.owns_directory:
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+    def detach(self) -> None:
+        """Let go of the child without stopping it: close the files (and an adopted child's pidfd).
+        A durable run is then taken up again with ``Hub.attach``. The handle then raises
+        :class:`ChildDetached` when asked to send, poll or kill. The process, if this process
+        started it, is still reaped when it ends (:mod:`~fenwire_fast.live.proc.reaper`), so that it
+        leaves no zombie behind."""
+        if not self.detached:
+            self.detached = True
+            self._let_go()
+
+    def _let_go(self) -> None:
+        if self.trace is not None:
+            self.trace.finish(self, None if self._finished else "the parent let go of the run")
+        self.channel.close()
+        reap_when_ended(self.process)  # takes an adopted child's pidfd over
+        close = getattr(self.process, "close", None)
+        if close is not None:
+            close()
+
+    def _attached(self) -> None:
+        if self.detached:
+            raise ChildDetached(
+                f"run {self.run}: this handle was detached; it sends, reads and signals nothing "
+                "(Hub.attach takes a durable run up again)"
+            )
+
+    def __enter__(self) -> LiveChild:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cleanup()
+
+    def __repr__(self) -> str:
+        return f"<LiveChild {self.run} pid={self.pid} status={self.status}>"
