@@ -20,6 +20,7 @@ from ..proc import orphans
 from ..proc.group import ProcessGroup
 from ..proc.reaper import reap_when_ended
 from .channel import Channel, PollError
+from .surface import ChannelStatus, ControlVerbs
 from .watchdog import StallWatchdog
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ class ChildDetached(RuntimeError):
     again, with a new handle."""
 
 
-class LiveChild(StallWatchdog):
+class LiveChild(ControlVerbs, ChannelStatus, StallWatchdog):
     """One spawned child: its process, its files and its :class:`Channel`."""
 
     def __init__(
@@ -133,24 +134,6 @@ class LiveChild(StallWatchdog):
         elif self.stall_timeout is not None:
             self._time_stall()  # a control to an idle child puts it to work: watch it
         return seq
-
-    def prompt(self, text: str) -> int:
-        return self.send("prompt", {"text": text})
-
-    def steer(self, text: str) -> int:
-        return self.send("steer", {"text": text})
-
-    def follow_up(self, text: str) -> int:
-        return self.send("follow-up", {"text": text})
-
-    def finalize(self, note: str | None = None) -> int:
-        return self.send("finalize", {"note": note} if note is not None else {})
-
-    def cancel(self) -> int:
-        return self.send("cancel")
-
-    def close(self) -> int:
-        return self.send("close")
 
     # -- polling and supervision ----------------------------------------------------------------
 
