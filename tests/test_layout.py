@@ -33,6 +33,8 @@ FLOORS = (
 MAX_CLASS = 250
 MAX_FUNCTION = 80
 GENERATED = {"fenwire_fast.messages"}
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+BEGIN, END = "<!-- picture: python tests/test_layout.py --write -->", "<!-- end of picture -->"
 
 
 def modules(root: Path = ROOT) -> dict[str, tuple[Path, bool]]:
@@ -131,6 +133,45 @@ def too_big(root: Path = ROOT) -> list[str]:
     return found
 
 
+def room(name: str) -> str:
+    """The room a module lives in: the longest prefix of :data:`FLOORS` that names it."""
+    return max((p for p, _ in FLOORS if name == p or name.startswith(p + ".")), key=len)
+
+
+def _short(name: str, prefix: str) -> str:
+    if name != prefix:
+        return name[len(prefix) + 1 :]
+    return "__init__" if modules()[name][1] else name.rsplit(".", 1)[1] + ".py"
+
+
+def picture(graph: dict[str, set[str]]) -> str:
+    """The floors and rooms, top floor first: each room's modules and the rooms it imports."""
+    rooms: dict[str, list[str]] = {}
+    for name in sorted(graph):
+        rooms.setdefault(room(name), []).append(name)
+    out = []
+    for prefix in sorted(rooms, key=lambda r: (-floor(r), r)):
+        members = rooms[prefix]
+        below = sorted({room(t) for m in members for t in graph[m]} - {prefix}, key=lambda r: (-floor(r), r))
+        label = prefix.removeprefix("fenwire_fast").lstrip(".") or "(root: the codec)"
+        out.append(f"floor {floor(prefix)}  {label}")
+        out.append("    holds:   " + ", ".join(_short(m, prefix) for m in members))
+        out.append(
+            "    imports: " + (", ".join(r.removeprefix("fenwire_fast").lstrip(".") or "(root)" for r in below) or "-")
+        )
+    return "\n".join(out) + "\n"
+
+
+def _docs_picture() -> str:
+    text = ARCHITECTURE.read_text()
+    return text.split(BEGIN, 1)[1].split(END, 1)[0].strip("`\n") + "\n"
+
+
+def test_the_architecture_picture_is_the_import_graph() -> None:
+    """docs/architecture.md shows the graph as it is (``python tests/test_layout.py --write``)."""
+    assert _docs_picture() == picture(import_graph())
+
+
 def test_the_import_graph_has_no_cycle() -> None:
     assert cycles(import_graph()) == []
 
@@ -166,6 +207,14 @@ def test_the_graph_sees_imports_inside_functions_and_type_checking(tmp_path: Pat
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--write"]:
+        head, rest = ARCHITECTURE.read_text().split(BEGIN, 1)
+        tail = rest.split(END, 1)[1]
+        ARCHITECTURE.write_text(f"{head}{BEGIN}\n```text\n{picture(import_graph())}```\n{END}{tail}")
+        raise SystemExit(0)
+    if sys.argv[1:] == ["--picture"]:
+        print(picture(import_graph()), end="")
+        raise SystemExit(0)
     where = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT
     graph = import_graph(where)
     for title, items in (("cycles", cycles(graph)), ("upward", upward(graph)), ("too big", too_big(where))):
