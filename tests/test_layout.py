@@ -164,7 +164,8 @@ def picture(graph: dict[str, set[str]]) -> str:
 
 def _docs_picture() -> str:
     text = ARCHITECTURE.read_text()
-    return text.split(BEGIN, 1)[1].split(END, 1)[0].strip("`\n") + "\n"
+    block = text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
+    return block.removeprefix("```text").removesuffix("```").strip("\n") + "\n"
 
 
 def test_the_architecture_picture_is_the_import_graph() -> None:
