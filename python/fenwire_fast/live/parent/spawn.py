@@ -41,8 +41,8 @@ from .live_child import DEFAULT_GRACE, DEFAULT_TERM_GRACE, ChildDetached, LiveCh
 from .tracing import resolve as resolve_trace
 
 if TYPE_CHECKING:
-    from .adopt import DurableRun
     from .durable import StateDir
+    from .durable_run import DurableRun
     from .otel import RunTrace, Telemetry
 
 __all__ = ["spawn", "LiveChild", "ChildDetached", "child_command", "DEFAULT_GRACE", "DEFAULT_TERM_GRACE"]
@@ -194,8 +194,8 @@ def spawn(
     if state is not None:
         if directory is not None:
             raise ValueError("a durable run's directory is in its state dir: directory cannot be given too")
-        from .adopt import DurableRun
         from .durable import new_manifest
+        from .durable_run import DurableRun
 
         name, base = state.new_run_directory(run)
         settings = {"max_bytes": max_bytes, "final_text_cap": final_text_cap, "stall_timeout": stall_timeout}
