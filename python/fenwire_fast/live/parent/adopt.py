@@ -20,11 +20,14 @@ import os
 import select
 import stat
 import subprocess
+from typing import TYPE_CHECKING
 
 from .channel import Channel
 from .durable import Manifest, StateDir, boot_id, decode_mark, process_start
 from .durable_run import DurableRun
-from .live_child import LiveChild
+
+if TYPE_CHECKING:
+    from .live_child import LiveChild
 
 __all__ = ["AdoptedProcess", "DurableRun", "AdoptError", "adopt", "find_process", "alive"]
 
@@ -156,6 +159,8 @@ def _check_committed(manifest: Manifest, channel: Channel) -> None:
 
 def adopt(state: StateDir, manifest: Manifest, *, stall_timeout: float | None = None) -> LiveChild:
     """Rebuild the run of ``manifest`` (see the module docstring). Raises :class:`AdoptError`."""
+    from .live_child import LiveChild  # here: ``fenwire runs`` imports this module for alive() only
+
     directory = state.run_path(manifest.name)
     control = os.path.join(directory, "control.jsonl")
     events = os.path.join(directory, "events.jsonl")
