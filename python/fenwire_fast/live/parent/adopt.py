@@ -9,8 +9,9 @@ its files, and a run's record kept up to date.
   file (each control sent, and the ``seq`` to continue from) and reads the event file again from
   the run's mark (the place a commit recorded, checked against the file) or else from its start,
   mirroring every event but handing over only those after the committed position.
-- :class:`DurableRun` is a run's manifest as the hub keeps it: written when the run starts, when
-  its process exists, and at each :meth:`~fenwire_fast.live.parent.hub.Hub.commit` that moves it.
+- :class:`DurableRun` (from :mod:`~fenwire_fast.live.parent.durable_run`, re-exported here) is a
+  run's manifest as the hub keeps it: written when the run starts, when its process exists, and at
+  each :meth:`~fenwire_fast.live.parent.hub.Hub.commit` that moves it.
 """
 
 from __future__ import annotations
@@ -22,10 +23,11 @@ import subprocess
 from typing import TYPE_CHECKING
 
 from .channel import Channel
-from .durable import Manifest, StateDir, boot_id, decode_mark, encode_mark, process_start
+from .durable import Manifest, StateDir, boot_id, decode_mark, process_start
+from .durable_run import DurableRun
 
 if TYPE_CHECKING:
-    from .spawn import LiveChild
+    from .live_child import LiveChild
 
 __all__ = ["AdoptedProcess", "DurableRun", "AdoptError", "adopt", "find_process", "alive"]
 
@@ -145,58 +147,6 @@ def alive(manifest: Manifest) -> bool:
     return process_start(manifest.pid) == manifest.start
 
 
-class DurableRun:
-    """One run's manifest in a state dir, kept up to date (see the module docstring)."""
-
-    def __init__(self, state: StateDir, manifest: Manifest) -> None:
-        self.state = state
-        self.manifest = manifest
-
-    def save(self) -> None:
-        self.state.save(self.manifest)
-
-    def started(self, pid: int) -> None:
-        """The child's process exists: record its pid, start time and boot."""
-        manifest = self.manifest
-        manifest.pid, manifest.start, manifest.boot = pid, process_start(pid), boot_id()
-        self.save()
-
-    def commit(self, child: LiveChild) -> tuple[int, str | None, str | None] | None:
-        """``child``'s delivered position, once it finished and every event read was delivered
-        its closing status, and when its channel's read stands just after that position, a mark
-        of it (:func:`~fenwire_fast.live.parent.durable.encode_mark`: an attach reads the event file from
-        there): ``(seq, status_or_None, mark_or_None)`` when that moved since the last commit,
-        else ``None``. Nothing changes until :meth:`committed` says it was recorded."""
-        manifest = self.manifest
-        seq = child.delivered_seq
-        closed = child.finished and seq >= child.channel.last_seq
-        if seq == manifest.committed_seq and closed == manifest.closed:
-            return None
-        point = child.channel.resume_point() if seq == child.channel.last_seq else None
-        mark = encode_mark(point) if point is not None and point.seq == seq else None
-        return seq, child.status if closed else None, mark
-
-    def committed(self, seq: int, status: str | None, when: float, mark: str | None = None) -> None:
-        """The position (closing status, mark) from :meth:`commit` is in the commit log."""
-        manifest = self.manifest
-        manifest.committed_seq, manifest.committed_at = seq, when
-        if status is not None:
-            manifest.closed, manifest.status = True, status
-        if mark is not None:
-            manifest.mark = mark
-
-    def settled(self, child: LiveChild) -> bool:
-        """Nothing is left to commit later: the run is closed, or still going."""
-        return self.manifest.closed or not child.finished
-
-    # the channel's final-text store
-    def load(self, seq: int) -> str | None:
-        return self.state.final_text(self.manifest.name, seq)
-
-    def keep(self, seq: int, text: str) -> None:
-        self.state.keep_final_text(self.manifest.name, seq, text)
-
-
 def _check_committed(manifest: Manifest, channel: Channel) -> None:
     """The committed position is one the event file reached: a commit past its last event would
     have every later event of the run taken as handled already (dropped)."""
@@ -209,7 +159,7 @@ def _check_committed(manifest: Manifest, channel: Channel) -> None:
 
 def adopt(state: StateDir, manifest: Manifest, *, stall_timeout: float | None = None) -> LiveChild:
     """Rebuild the run of ``manifest`` (see the module docstring). Raises :class:`AdoptError`."""
-    from .spawn import LiveChild
+    from .live_child import LiveChild  # here: ``fenwire runs`` imports this module for alive() only
 
     directory = state.run_path(manifest.name)
     control = os.path.join(directory, "control.jsonl")

@@ -25,7 +25,7 @@ from .watchdog import StallWatchdog
 
 if TYPE_CHECKING:
     from ... import ScanBatch
-    from .adopt import DurableRun
+    from .durable_run import DurableRun
     from .otel import RunTrace
 
 __all__ = ["LiveChild", "ChildDetached", "DEFAULT_GRACE", "DEFAULT_TERM_GRACE"]

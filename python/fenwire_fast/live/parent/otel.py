@@ -1,6 +1,7 @@
 """OpenTelemetry traces and metrics of live runs (the ``otel`` extra).
 
-The only module of the package that imports ``opentelemetry``. It is loaded when tracing is asked
+With :mod:`~fenwire_fast.live.parent.otel_spans` (the span tree below a run's span), the only
+module of the package that imports ``opentelemetry``. It is loaded when tracing is asked
 for (``Hub(trace=True)``, ``spawn(..., trace=True)`` or ``FENWIRE_OTEL=1``, see
 :mod:`~fenwire_fast.live.parent.tracing`) and uses the global tracer and meter providers unless a
 :class:`Telemetry` is given its own.
@@ -23,16 +24,18 @@ The counts go to the meters when the run ends and before that at most once a sec
 is looked at every 16th batch). Everything a child
 wrote is checked and bounded before it becomes an attribute, and nothing here raises into the
 parent: a failure is swallowed and tracing of that run stops.
+
+The run traced is known only through what tracing reads of it (:class:`Traced`), so this module
+imports neither the child nor its spawn.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from opentelemetry import context as otel_context
 from opentelemetry import metrics, trace
@@ -40,10 +43,11 @@ from opentelemetry.trace import Span, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from ... import EVENT_TYPE_ORDER, decode, utf8_prefix
+from .otel_spans import MAX_OPEN_TOOLS, MAX_TEXT, MAX_USAGE_FIELDS, SPAN_TYPES, RunSpans
+from .otel_spans import text as _text
 
 if TYPE_CHECKING:
     from ... import ScanBatch
-    from .spawn import LiveChild
 
 __all__ = [
     "Telemetry",
@@ -54,19 +58,12 @@ __all__ = [
     "MAX_OPEN_TOOLS",
     "FLUSH_INTERVAL",
     "FLUSH_EVERY",
+    "MAX_USAGE_FIELDS",
+    "Traced",
+    "TracedChannel",
 ]
 
-#: event types that open or close a span or become a span event; a batch without any is not walked
-SPAN_TYPES = frozenset(
-    {"turn-started", "turn-complete", "llm-start", "llm-end", "tool-call", "tool-result", "control-ack", "exit"}
-)
 _SPAN_CODES = frozenset(i for i, name in enumerate(EVENT_TYPE_ORDER) if name in SPAN_TYPES)
-#: UTF-8 bytes kept of a string a child wrote, as an attribute
-MAX_TEXT = 256
-#: tool spans open at once in a run (a child that never answers its calls cannot grow this)
-MAX_OPEN_TOOLS = 256
-#: usage fields kept as attributes, per span
-MAX_USAGE_FIELDS = 16
 #: seconds between two additions of a running run's counts to the meters
 FLUSH_INTERVAL = 1.0
 #: batches between two looks at the clock for that
@@ -83,35 +80,40 @@ def _version() -> str:
     return str(__version__)
 
 
-def _text(value: object) -> str | None:
-    """A string a child wrote, cut to :data:`MAX_TEXT` bytes (``None``: not a string)."""
-    if type(value) is not str:
-        return None
-    return value if len(value) <= MAX_TEXT // 4 else utf8_prefix(value, MAX_TEXT)
+class TracedChannel(Protocol):
+    """What tracing reads of a run's channel (a :class:`~fenwire_fast.live.parent.channel.Channel`)."""
+
+    @property
+    def offset(self) -> int:
+        """Bytes of the event file read."""
+
+    @property
+    def events(self) -> int:
+        """Events delivered."""
+
+    @property
+    def error_counts(self) -> Counter[str]:
+        """Rejected lines, by code."""
 
 
-def _number(value: object) -> int | float | None:
-    """An int within 64 bits or a finite float (``None``: anything else, booleans included)."""
-    if type(value) is int:
-        return value if -(1 << 63) <= value < (1 << 63) else None
-    if type(value) is float:
-        return value if math.isfinite(value) else None
-    return None
+class Traced(Protocol):
+    """What tracing reads of a run (a :class:`~fenwire_fast.live.parent.live_child.Traced`)."""
 
+    @property
+    def channel(self) -> TracedChannel:
+        """The run's channel."""
 
-def _usage(prefix: str, usage: object) -> dict[str, int | float]:
-    """``usage``'s numeric fields as attributes ``<prefix>.<field>`` (at most 16, short names)."""
-    out: dict[str, int | float] = {}
-    if type(usage) is not dict:
-        return out
-    for key, value in usage.items():
-        if len(out) >= MAX_USAGE_FIELDS:
-            break
-        number = _number(value)
-        if number is None or type(key) is not str or not 0 < len(key) <= 64 or not key.isprintable():
-            continue
-        out[f"{prefix}.{key}"] = number
-    return out
+    @property
+    def status(self) -> str:
+        """The run's status."""
+
+    @property
+    def finished(self) -> bool:
+        """The run has ended and all it wrote was read."""
+
+    @property
+    def error(self) -> str | None:
+        """Why the run did not end well."""
 
 
 class Telemetry:
@@ -179,12 +181,8 @@ class RunTrace:
         _PROPAGATOR.inject(carrier, context=trace.set_span_in_context(self.span))
         #: the child's ``TRACEPARENT`` / ``TRACESTATE``
         self.env = {name.upper(): value for name, value in carrier.items()}
-        self.turns = 0
-        self._turn: Span | None = None
-        self._turn_started = 0.0
-        self._turn_context: Any = None
-        self._llm: Span | None = None
-        self._tools: dict[Any, tuple[Span, str | None]] = {}
+        #: the turn, model-call and tool-call spans below the run's
+        self.spans = RunSpans(telemetry.tracer, self.span, telemetry.turn_duration)
         self._counts: Counter[str] = Counter()
         self._code_counts: Counter[int] = Counter()
         self._flushed_at = self.started
@@ -196,13 +194,18 @@ class RunTrace:
         self._batches = 0
 
     @property
+    def turns(self) -> int:
+        """Turns begun."""
+        return self.spans.turns
+
+    @property
     def traceparent(self) -> str | None:
         """The W3C ``traceparent`` the child gets."""
         return self.env.get("TRACEPARENT")
 
     # -- feeding --------------------------------------------------------------------------------
 
-    def observe(self, messages: Sequence[dict[str, Any]], child: LiveChild | None = None) -> None:
+    def observe(self, messages: Sequence[dict[str, Any]], child: Traced | None = None) -> None:
         """A batch of delivered events: count them; walk it only when it has a span's event."""
         if self._off:
             return
@@ -218,14 +221,14 @@ class RunTrace:
             if walk:
                 for message in messages:
                     if message["type"] in SPAN_TYPES:
-                        self._on(message)
+                        self.spans.on(message)
             self._batches += 1
             if not self._batches % FLUSH_EVERY and child is not None:
                 self._maybe_flush(child)
         except Exception as exc:  # noqa: BLE001 - never raise in the parent
             self._break(exc)
 
-    def observe_raw(self, batch: ScanBatch, child: LiveChild | None = None) -> None:
+    def observe_raw(self, batch: ScanBatch, child: Traced | None = None) -> None:
         """:meth:`observe` for a raw batch: types counted from its column, only span lines decoded."""
         if self._off:
             return
@@ -238,14 +241,14 @@ class RunTrace:
                     if code in _SPAN_CODES:
                         message, _ = decode(batch.line(i), "event")
                         if message is not None:
-                            self._on(message)
+                            self.spans.on(message)
             self._batches += 1
             if not self._batches % FLUSH_EVERY and child is not None:
                 self._maybe_flush(child)
         except Exception as exc:  # noqa: BLE001 - never raise in the parent
             self._break(exc)
 
-    def _maybe_flush(self, child: LiveChild) -> None:
+    def _maybe_flush(self, child: Traced) -> None:
         if time.monotonic() - self._flushed_at >= FLUSH_INTERVAL:
             self._flush(child)
 
@@ -258,129 +261,7 @@ class RunTrace:
         except Exception as exc:  # noqa: BLE001
             self._break(exc)
 
-    def _on(self, msg: dict[str, Any]) -> None:
-        etype = msg["type"]
-        if etype == "llm-start":
-            self._end_llm("a new model call began first")
-            attributes: dict[str, Any] = {}
-            for field in ("provider", "model"):
-                text = _text(msg.get(field))
-                if text is not None:
-                    attributes[f"fenwire.llm.{field}"] = text
-            self._llm = self._child_span("fenwire.llm", attributes)
-        elif etype == "llm-end":
-            span, self._llm = self._llm, None
-            if span is not None:
-                span.set_attributes(self._ending(msg, "fenwire.llm"))
-                span.end()
-        elif etype == "tool-call":
-            if len(self._tools) >= MAX_OPEN_TOOLS:
-                return
-            attributes = {}
-            name = _text(msg.get("name"))
-            if name is not None:
-                attributes["fenwire.tool.name"] = name
-            call_id = _text(msg.get("id"))
-            if call_id is not None:
-                attributes["fenwire.tool.id"] = call_id
-            key: Any = call_id if call_id is not None else ("unnamed", len(self._tools), time.monotonic())
-            old = self._tools.pop(key, None)
-            if old is not None:
-                self._end_error(old[0], "another tool call reused its id")
-            self._tools[key] = (self._child_span("fenwire.tool", attributes), name)
-        elif etype == "tool-result":
-            span = self._tool_for(msg)
-            if span is not None:
-                is_error = msg.get("is-error?") is True
-                span.set_attribute("fenwire.tool.is_error", is_error)
-                if is_error:
-                    span.set_status(Status(StatusCode.ERROR, _text(msg.get("result")) or "the tool reported an error"))
-                span.end()
-        elif etype == "turn-started":
-            self._end_turn("a new turn began first")
-            self.turns += 1
-            attributes = {}
-            number = _number(msg.get("turn"))
-            if number is not None:
-                attributes["fenwire.turn"] = number
-            self._turn = self.telemetry.tracer.start_span(
-                "fenwire.turn", context=trace.set_span_in_context(self.span), attributes=attributes
-            )
-            self._turn_context = trace.set_span_in_context(self._turn)
-            self._turn_started = time.monotonic()
-        elif etype == "turn-complete":
-            turn = self._turn
-            if turn is None:
-                return
-            self._end_calls("the turn ended first")
-            turn.set_attributes(self._ending(msg, "fenwire.turn"))
-            if msg.get("stop-reason") == "error":
-                turn.set_status(Status(StatusCode.ERROR, "the turn ended with an error"))
-            turn.end()
-            self.telemetry.turn_duration.record(time.monotonic() - self._turn_started)
-            self._turn = self._turn_context = None
-        elif etype == "control-ack":
-            attributes = {}
-            for field, name in (("ref", "fenwire.control.seq"), ("status", "fenwire.control.status")):
-                value = _number(msg.get(field)) if field == "ref" else _text(msg.get(field))
-                if value is not None:
-                    attributes[name] = value
-            reason = _text(msg.get("reason"))
-            if reason is not None:
-                attributes["fenwire.control.reason"] = reason
-            self.span.add_event("fenwire.control.ack", attributes)
-
-    def _ending(self, msg: dict[str, Any], prefix: str) -> dict[str, Any]:
-        """The stop reason and usage of an ``llm-end`` / ``turn-complete`` as attributes."""
-        attributes: dict[str, Any] = _usage(f"{prefix}.usage", msg.get("usage"))
-        reason = _text(msg.get("stop-reason"))
-        if reason is not None:
-            attributes[f"{prefix}.stop_reason"] = reason
-        return attributes
-
-    def _child_span(self, name: str, attributes: dict[str, Any]) -> Span:
-        parent = self._turn_context if self._turn_context is not None else trace.set_span_in_context(self.span)
-        return self.telemetry.tracer.start_span(name, context=parent, attributes=attributes)
-
-    def _tool_for(self, msg: dict[str, Any]) -> Span | None:
-        call_id = msg.get("tool-call-id")
-        if type(call_id) is str:
-            found = self._tools.pop(_text(call_id), None)
-            if found is not None:
-                return found[0]
-        name = _text(msg.get("name"))
-        for key, (span, call_name) in self._tools.items():  # no id: the oldest open call of that name
-            if not isinstance(key, str) and call_name == name:
-                del self._tools[key]
-                return span
-        return None
-
-    # -- ending ---------------------------------------------------------------------------------
-
-    @staticmethod
-    def _end_error(span: Span, why: str) -> None:
-        span.set_status(Status(StatusCode.ERROR, why))
-        span.end()
-
-    def _end_llm(self, why: str) -> None:
-        if self._llm is not None:
-            span, self._llm = self._llm, None
-            self._end_error(span, why)
-
-    def _end_calls(self, why: str) -> None:
-        self._end_llm(why)
-        tools, self._tools = self._tools, {}
-        for span, _ in tools.values():
-            self._end_error(span, why)
-
-    def _end_turn(self, why: str) -> None:
-        self._end_calls(why)
-        if self._turn is not None:
-            turn, self._turn, self._turn_context = self._turn, None, None
-            self._end_error(turn, why)
-            self.telemetry.turn_duration.record(time.monotonic() - self._turn_started)
-
-    def _flush(self, child: LiveChild) -> None:
+    def _flush(self, child: Traced) -> None:
         """Add the counts since the last flush to the meters."""
         self._flushed_at = time.monotonic()
         tel = self.telemetry
@@ -405,7 +286,7 @@ class RunTrace:
             self._errors_counted = counts.copy()
             self._errors_flushed = counts.total()
 
-    def finish(self, child: LiveChild, why: str | None = None) -> None:
+    def finish(self, child: Traced, why: str | None = None) -> None:
         """The run ended (``why``: it ended otherwise, e.g. the parent let go of it): end every span
         still open with an error, set the run's attributes and status, add its counts."""
         if self._done:
@@ -416,7 +297,7 @@ class RunTrace:
             status = status if status in _STATUSES else "unknown"
             finished = child.finished
             reason = why or (None if finished else "the parent stopped following the run")
-            self._end_turn(f"the run ended first ({status})")
+            self.spans.end_turn(f"the run ended first ({status})")
             if self.broken is None:
                 self._flush(child)
             channel = child.channel
