@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import fenwire_fast.cli.demo as demo_command
 from fenwire_fast.cli import parser as cli
 from fenwire_fast.cli.demo import driver as demo
 from live_harness import child_env, wait_gone
@@ -88,7 +89,7 @@ def test_demo_on_a_local_cluster(
     rows = re.findall(r"^    child-\d .* ([0-9a-f]{8})$", out, re.M)  # the table's last column
     assert len(rows) == 4 and set(rows) == ids, out
     assert "Traceback" not in err, err
-    assert handlers == [cli._terminated] * 4
+    assert handlers == [demo_command._terminated] * 4
     # nothing left behind: the connection, the cluster's processes, the children and their files
     assert not ray.is_initialized()
     wait_gone(marked(value), timeout=60)
