@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
 import fenwire_fast.cli.demo as demo_command
+import pytest
 from fenwire_fast.cli import parser as cli
 from fenwire_fast.cli.demo import driver as demo
 from live_harness import child_env, wait_gone

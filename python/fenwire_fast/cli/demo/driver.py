@@ -7,7 +7,7 @@ left alone; every child that is still alive is closed once it is idle. Progress 
 per-child table on a terminal, a plain line per second otherwise), and the summary reports events
 and bytes per second, rejections, every child's exit, and whether every event arrived exactly once
 and in order: ``seq`` continuity per child, the mock's deterministic script received exactly
-(:func:`fenwire_fast.live.child.mock_agent.check_transcript`), every control acknowledged exactly once, and each
+(:func:`fenwire_fast.testing.check_transcript`), every control acknowledged exactly once, and each
 answer equal to the script's. The exit code is 0 only when every check passes.
 
 With ``ray=True`` (``fenwire demo --ray``) the same children, driven and checked the same way, run on
@@ -35,7 +35,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
-from ...live.child.mock_agent import MockConfig, check_transcript, final_text
+from ...live.child.mock_agent import MockConfig, final_text
+from ...testing import check_stream, check_transcript
 from ..progress import Progress
 
 if TYPE_CHECKING:
@@ -502,46 +503,6 @@ def _exit_text(child: _Child) -> str:
     return f"exit code {cell}" if child.returncode is not None or child.finished else cell
 
 
-def check_stream(events: Sequence[Mapping[str, Any]]) -> list[str]:
-    """What holds for any agent's transcript (the demo's check of an ACP agent's children, whose
-    answers are not scripted): ``seq`` runs 1, 2, 3, ... without gaps, so no event was lost,
-    repeated or reordered; one ``exit``, last; a ``result`` right before it exactly when the status
-    is ``done``; turns numbered 1, 2, ... each started once and completed once, in order. Returns
-    the problems (empty: none)."""
-    if not events:
-        return ["no events"]
-    problems: list[str] = []
-    for i, event in enumerate(events, 1):
-        if event.get("seq") != i:
-            problems.append(f"event {i} has seq {event.get('seq')!r}, expected {i}")
-            break
-    exits = [i for i, e in enumerate(events) if e.get("type") == "exit"]
-    if exits != [len(events) - 1]:
-        problems.append(f"exit events at {exits}, expected one, last")
-    else:
-        done = events[-1].get("status") == "done"
-        has_result = len(events) > 1 and events[-2].get("type") == "result"
-        if done != has_result:
-            problems.append("a result right before exit" + (" is missing" if done else " of a run not done"))
-    open_turn: int | None = None
-    last_turn = 0
-    for e in events:
-        kind = e.get("type")
-        if kind == "turn-started":
-            if open_turn is not None or e.get("turn") != last_turn + 1:
-                problems.append(f"turn-started {e.get('turn')!r} after turn {last_turn} (open: {open_turn})")
-                break
-            open_turn = last_turn = e["turn"]
-        elif kind == "turn-complete":
-            if e.get("turn") != open_turn:
-                problems.append(f"turn-complete {e.get('turn')!r} while turn {open_turn} is open")
-                break
-            open_turn = None
-    if open_turn is not None and not problems:
-        problems.append(f"turn {open_turn} never completed")
-    return problems
-
-
 def _check(tracks: list[_Track]) -> list[tuple[str, bool, list[str]]]:
     """The four checks: rejections over every child, the rest over the children that finished (one
     still running at a timeout is said once, by the timeout's check)."""
@@ -621,7 +582,7 @@ def run_demo(
 
     ``acp``: run every child on this ACP agent (``[command, *args]``, through the bridge of
     :mod:`fenwire_fast.live.acp.agent`) instead of the mock agent; the checks are then those that hold
-    for an agent whose answers are not scripted: acks, exactly-once delivery (:func:`check_stream`),
+    for an agent whose answers are not scripted: acks, exactly-once delivery (:func:`~fenwire_fast.testing.check_stream`),
     exits.
 
     ``config`` is the script of the children left alone (default :func:`default_config`), ``paced``
