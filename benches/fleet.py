@@ -74,7 +74,8 @@ def node_loss(cluster: Any, fleet: Any, survivor: str, children: int) -> dict[st
     """Lose a node without grace while ``children`` busy runs go on it and on ``survivor``: how long
     until the fleet reports the lost runs, whether any of their processes is left, and whether the
     survivors' events are each child's whole transcript, once and in order."""
-    from fenwire_fast.live.child.mock_agent import check_transcript, config_from_mapping
+    from fenwire_fast.live.child.mock_agent import config_from_mapping
+    from fenwire_fast.testing import check_transcript
 
     doomed = cluster.add_node(num_cpus=1)
     cluster.wait_for_nodes()

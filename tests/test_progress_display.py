@@ -15,7 +15,7 @@ from typing import Any
 
 import pyte
 import pytest
-from fenwire_fast.cli.demo import driver as demo
+from fenwire_fast.cli.demo import driver, report
 from fenwire_fast.cli.progress import Progress
 
 STATUSES = ["starting", "ready", "running", "closing", "finalizing", "done", "cancelled", "failed", "timed-out"]
@@ -48,7 +48,7 @@ def _tracks(n: int, tick: int) -> list[Any]:
     tracks = []
     for i in range(n):
         child = SimpleNamespace(run=f"child-{i + 1}", status=STATUSES[(i + tick) % len(STATUSES)], finished=False)
-        track = demo._Track(child=child, role=demo._role(i), config=demo.default_config())
+        track = report.Track(child=child, role=driver._role(i), config=driver.default_config())
         track.events = [{}] * (i * 37 + tick * 1000)
         track.first_at, track.turns_done = 0.0, tick
         tracks.append(track)
@@ -85,7 +85,7 @@ def test_every_frame_fits_and_nothing_stale_remains(size: tuple[int, int], child
             original(r)
 
         progress.show = capture  # type: ignore[method-assign]
-        demo._show_progress(progress, tracks, children, force=True)
+        report.show_progress(progress, tracks, children, force=True)
         progress.show = original  # type: ignore[method-assign]
         frames += 1
         screen = term.shown()
@@ -125,7 +125,7 @@ def test_check_progress_is_erased_before_each_rejection_line() -> None:
 def test_plain_progress_writes_lines_and_nothing_else() -> None:
     out = io.StringIO()
     progress = Progress(out, live=False, plain=True, interval=0.0)
-    demo._show_progress(progress, _tracks(64, 1), 64, force=True)
+    report.show_progress(progress, _tracks(64, 1), 64, force=True)
     text = out.getvalue()
     assert text.count("\n") == 1 and "\x1b" not in text and "64 children" in text
 
@@ -154,18 +154,18 @@ def test_the_live_display_fits_80_columns(children: int, lines: int, node: bool)
     rows: list[str] = []
     progress.show = rows.extend  # type: ignore[method-assign]
     tracks = _busy_tracks(children, node)
-    demo._show_progress(progress, tracks, children + 1, force=True)
+    report.show_progress(progress, tracks, children + 1, force=True)
     assert rows and all(len(row) <= 80 for row in rows), [row for row in rows if len(row) > 80]
     head = _head_rows(rows)
     said = " ".join(rows[1:head]).replace(",", "").split()
     present = {t.child.status for t in tracks}
     # every status there is, by name, or by letter when the names take more than a row
-    assert set(said[::2]) in (present, {demo._LETTER[s] for s in present}), rows
+    assert set(said[::2]) in (present, {report._LETTER[s] for s in present}), rows
     if children <= lines - 1 - head:
         assert len(rows) == head + children and all(row.startswith("  child-") for row in rows[head:])
     elif lines == 24:
         legend = " ".join(rows[-2:])
-        assert all(f"{demo._LETTER[s]}={s}" in legend for s in STATUSES), rows  # the whole legend
+        assert all(f"{report._LETTER[s]}={s}" in legend for s in STATUSES), rows  # the whole legend
 
 
 @pytest.mark.parametrize("node", [False, True], ids=["hub", "ray"])
@@ -180,7 +180,7 @@ def test_the_summary_fits_80_columns(children: int, node: bool) -> None:
         t.child.returncode = -15 if t.child.finished else None
         t.child.controls = {1: None, 2: None}
     problem = "child-1: " + "turn 1: expected assistant-text-delta seq 12, got tool-call seq 13; " * 3
-    report = demo.DemoReport(
+    summed = report.DemoReport(
         children=children,
         seconds=123.45,
         events=sum(len(t.events) for t in tracks),
@@ -191,7 +191,7 @@ def test_the_summary_fits_80_columns(children: int, node: bool) -> None:
             (
                 "finished within the timeout (158 s)",
                 False,
-                demo._timeout_lines([t.child.run for t in tracks], tracks, 999),
+                report.timeout_lines([t.child.run for t in tracks], tracks, 999),
             ),
             ("no rejections", True, []),
             ("every child exited as expected, done runs with the right answer", False, [problem] * 12),
@@ -201,9 +201,9 @@ def test_the_summary_fits_80_columns(children: int, node: bool) -> None:
         drain_seconds=99.99,
         parent_cpu_seconds=12.34,
     )
-    fleet = SimpleNamespace(fleet=SimpleNamespace(nodes=lambda: NODES), joined=None, setup_seconds=4.5, head=NODES[0])
+    cluster = report.Cluster(nodes=len(NODES), head=NODES[0], joined=None, setup_seconds=4.5)
     out = io.StringIO()
-    demo._summary(out, report, tracks, "python", fleet if node else None)  # type: ignore[arg-type]
+    report.summary(out, summed, tracks, "python", cluster if node else None)
     text = out.getvalue()
     assert all(len(line) <= 80 for line in text.splitlines()), [line for line in text.splitlines() if len(line) > 80]
     assert re.search(
@@ -233,7 +233,7 @@ def test_a_rate_is_shown_once_it_means_something() -> None:
         t.first_at = now - span if not finished else 900.0
         t.last_at = now if not finished else 900.0 + span
         t.turns_done = 1 if finished else 0
-    demo._show_progress(progress, tracks, 5, force=True, now=now)
+    report.show_progress(progress, tracks, 5, force=True, now=now)
     table = rows[_head_rows(rows) :]
     assert [row.split()[-1] for row in table] == ["-", "-", "500/s", "-", "150/s"], table
     assert all(re.search(r" turns done +[01] events ", row) for row in table), table

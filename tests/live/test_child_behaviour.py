@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 from fenwire_fast import MAX_LINE_BYTES
-from fenwire_fast.live.child.mock_agent import check_transcript, config_from_mapping, final_text
+from fenwire_fast.live.child.mock_agent import config_from_mapping, final_text
+from fenwire_fast.testing import check_transcript
 from live_harness import (
     Ctx,
     Outcome,

@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 import pytest
-from fenwire_fast.live.child.mock_agent import check_transcript
+from fenwire_fast.testing import check_transcript
 from live_harness import (
     Ctx,
     Outcome,

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 from fenwire_fast.cli import parser as cli
-from fenwire_fast.cli.demo.driver import check_stream, run_demo
+from fenwire_fast.cli.demo.driver import run_demo
+from fenwire_fast.testing import check_stream
 
 ECHO = str(Path(__file__).resolve().parent / "acp_agents" / "echo_agent.py")
 

@@ -17,9 +17,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+import fenwire_fast.cli.demo as demo_command
 import pytest
 from fenwire_fast.cli import parser as cli
-from fenwire_fast.cli.demo import driver as demo
+from fenwire_fast.cli.demo.ray import FleetSource
 from live_harness import child_env, wait_gone
 
 ray = pytest.importorskip("ray")
@@ -59,13 +60,13 @@ def test_demo_on_a_local_cluster(
     # while the children run, SIGTERM is still the command's (it unwinds: the fleet is closed and
     # the cluster shut down), not the one a Ray node started in this process puts in
     handlers = []
-    real_spawn = demo._FleetSource.spawn
+    real_spawn = FleetSource.spawn
 
     def spawn(self: Any, prompt: str, mock: Any) -> Any:
         handlers.append(signal.getsignal(signal.SIGTERM))
         return real_spawn(self, prompt, mock)
 
-    monkeypatch.setattr(demo._FleetSource, "spawn", spawn)
+    monkeypatch.setattr(FleetSource, "spawn", spawn)
     argv = ["--ray", "--nodes", "2", "--children", "4", "--steps", "2", "--deltas", "30", "--plain"]
     started = time.monotonic()
     code = cli.main(["demo", *argv, "--timeout", "120"])
@@ -88,7 +89,7 @@ def test_demo_on_a_local_cluster(
     rows = re.findall(r"^    child-\d .* ([0-9a-f]{8})$", out, re.M)  # the table's last column
     assert len(rows) == 4 and set(rows) == ids, out
     assert "Traceback" not in err, err
-    assert handlers == [cli._terminated] * 4
+    assert handlers == [demo_command._terminated] * 4
     # nothing left behind: the connection, the cluster's processes, the children and their files
     assert not ray.is_initialized()
     wait_gone(marked(value), timeout=60)

@@ -94,6 +94,9 @@ class StuckSource:
     def sleep(self, timeout: float) -> None:
         self.clock[0] += 10.0
 
+    def cluster(self) -> None:
+        return None
+
     @property
     def finished(self) -> bool:
         return False

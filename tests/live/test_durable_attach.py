@@ -42,13 +42,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fenwire_fast.live.child.mock_agent import check_transcript, config_from_mapping, final_text
+from fenwire_fast.live.child.mock_agent import config_from_mapping, final_text
 from fenwire_fast.live.parent import durable
 from fenwire_fast.live.parent.adopt import AdoptedProcess, alive
 from fenwire_fast.live.parent.durable import Manifest, StateDirBusy, read_manifests
 from fenwire_fast.live.parent.final_text import FinalTextRead
 from fenwire_fast.live.parent.hub import Hub
 from fenwire_fast.live.parent.spawn import LiveChild
+from fenwire_fast.testing import check_transcript
 from live_harness import HANG_GUARD, child_env, process_gone, wait_gone
 from live_harness import recorded_run as _ended_run
 

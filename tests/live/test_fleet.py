@@ -18,8 +18,9 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from fenwire_fast.live.child.mock_agent import check_transcript, config_from_mapping, gate_label  # noqa: E402
+from fenwire_fast.live.child.mock_agent import config_from_mapping, gate_label  # noqa: E402
 from fenwire_fast.live.fleet import ROOT_PREFIX, ChildLost, Fleet, FleetChild  # noqa: E402
+from fenwire_fast.testing import check_transcript  # noqa: E402
 from live_harness import HANG_GUARD, ray_cluster, release_gate, wait_gone  # noqa: E402
 
 Events = dict[str, list[dict[str, Any]]]

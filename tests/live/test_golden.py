@@ -124,7 +124,8 @@ def test_child_obeys_the_golden_control_lines(tmp_path: Path) -> None:
 
 
 def test_transcript_check_accepts_a_turn_interrupted_before_its_first_step() -> None:
-    from fenwire_fast.live.child.mock_agent import MockConfig, check_transcript
+    from fenwire_fast.live.child.mock_agent import MockConfig
+    from fenwire_fast.testing import check_transcript
 
     events = [
         {"v": 1, "seq": 1, "type": "ready", "run": "r"},

@@ -13,10 +13,11 @@ from collections import defaultdict
 from typing import Any
 
 import pytest
-from fenwire_fast.live.child.mock_agent import check_transcript, config_from_mapping
+from fenwire_fast.live.child.mock_agent import config_from_mapping
 from fenwire_fast.live.parent.hub import Hub
 from fenwire_fast.live.parent.spawn import LiveChild
 from fenwire_fast.live.proc.wakeups import WakeupsUnavailable
+from fenwire_fast.testing import check_transcript
 from live_harness import child_env
 
 MOCK = {"steps": 2, "deltas": 20, "tools": 1}

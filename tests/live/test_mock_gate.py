@@ -16,13 +16,13 @@ from fenwire_fast.live.child.agent import TurnInput, TurnInterrupted, Wait
 from fenwire_fast.live.child.mock_agent import (
     ConfigError,
     MockAgent,
-    check_transcript,
     config_from_env,
     config_from_mapping,
     gate_label,
     script_events,
 )
 from fenwire_fast.live.parent.spawn import spawn
+from fenwire_fast.testing import check_transcript
 from live_harness import GRACE, child_env, release_gate, wait_for_event, wait_gate_blocked
 
 

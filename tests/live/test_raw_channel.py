@@ -224,7 +224,8 @@ def test_a_channel_hands_over_one_kind(tmp_path: Path) -> None:
 def test_hub_raw_batches_bring_every_event_once(tmp_path: Path) -> None:
     """Mock children through ``Hub.raw_batches``: the decoded batches are each child's whole
     transcript, in order, and the runs end as through ``batches``."""
-    from fenwire_fast.live.child.mock_agent import MockConfig, check_transcript
+    from fenwire_fast.live.child.mock_agent import MockConfig
+    from fenwire_fast.testing import check_transcript
 
     config = MockConfig(steps=2, deltas=200, delta_bytes=40, delay=0.0, thinking=1, tools=1, tool_result_bytes=3000)
     with Hub() as hub:

@@ -1,4 +1,4 @@
-"""The transcript oracle (``check_transcript``): independent of the code under test, strict about
+"""The transcript oracle (``fenwire_fast.testing.check_transcript``): independent of the code under test, strict about
 which script each turn follows, and able to tell a damaged transcript from a good one.
 
 Real transcripts come from live mock children; each damage is applied to a copy, and (unless the
@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 from fenwire_fast.live.child import mock_agent
-from fenwire_fast.live.child.mock_agent import check_transcript, config_from_mapping
+from fenwire_fast.live.child.mock_agent import config_from_mapping
+from fenwire_fast.testing import check_transcript, transcript, wire_form
 from live_harness import Ctx, Outcome, Scenario, at_gate, gated, run_scenarios, seen, unwinding
 
 Events = list[dict[str, Any]]
@@ -364,23 +365,42 @@ def test_gate_announcements_are_checked_exactly(out: dict[str, Outcome]) -> None
 
 
 def test_wire_string_and_summary_are_the_documented_bounds() -> None:
-    assert mock_agent._wire_string("short") == ("short", False)
-    cut, was_cut = mock_agent._wire_string("a" * 5000)
+    assert wire_form.wire_string("short") == ("short", False)
+    cut, was_cut = wire_form.wire_string("a" * 5000)
     assert was_cut and cut == "a" * 4060 + "\n\n[fenwire: kept 4060 of 5000 bytes]"
     assert len(cut.encode()) == 4096
-    assert mock_agent._wire_summary("line one\nline two") == "line one"
-    assert mock_agent._wire_summary("é" * 100) == "é" * 78 + "\u2026"  # 156 + 3 bytes: never half a character
-    assert mock_agent._wire_summary("x" * 160) == "x" * 160
+    assert wire_form.wire_summary("line one\nline two") == "line one"
+    assert wire_form.wire_summary("é" * 100) == "é" * 78 + "\u2026"  # 156 + 3 bytes: never half a character
+    assert wire_form.wire_summary("x" * 160) == "x" * 160
     with pytest.raises(ValueError, match="escaped"):
-        mock_agent._wire_string("bell \x07")
+        wire_form.wire_string("bell \x07")
 
 
 def test_the_oracle_uses_none_of_the_code_under_test() -> None:
-    """The checker's section imports nothing, and names nothing from normalize, the text bounds or
-    the codec (``str.encode`` / ``bytes.decode`` are Python's, not the package's)."""
-    source = inspect.getsource(mock_agent)
-    tree = ast.parse(source[source.index("# Transcript checking") :])
-    assert not [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
+    """The wire model imports nothing of the package and the checker only the mock's script, and
+    neither names anything from normalize, the text bounds or the codec (``str.encode`` /
+    ``bytes.decode`` are Python's, not the package's)."""
+    allowed = {
+        wire_form: {"__future__", "json", "collections.abc", "typing"},
+        transcript: {
+            "__future__",
+            "collections.abc",
+            "dataclasses",
+            "typing",
+            "live.child.agent",
+            "live.child.mock_agent",
+            "wire_form",
+        },
+    }
+    for module, may_import in allowed.items():
+        tree = ast.parse(inspect.getsource(module))
+        imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        assert imported <= may_import, (module.__name__, imported - may_import)
+        _names_none_of_the_package(tree)
+
+
+def _names_none_of_the_package(tree: ast.AST) -> None:
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     attributes = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     package = {

@@ -13,7 +13,9 @@ the terminal raw; ``--json`` prints JSON objects instead, one a line.
 
 from __future__ import annotations
 
+import argparse
 import os
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import IO, BinaryIO
@@ -25,7 +27,18 @@ from .._types import MAX_LINE_BYTES, Rejection
 from ..text import printable
 from .progress import Progress
 
-__all__ = ["check_file", "check_stream", "guess_direction", "CheckResult", "CHUNK_BYTES"]
+__all__ = [
+    "check_command",
+    "check_file",
+    "check_stream",
+    "guess_direction",
+    "CheckResult",
+    "CHUNK_BYTES",
+    "CHECK_UNREADABLE",
+]
+
+#: Exit status of ``fenwire check`` when the file cannot be read (2 is a usage error).
+CHECK_UNREADABLE = 3
 
 CHUNK_BYTES = 4 << 20
 
@@ -250,3 +263,29 @@ def _show_check_progress(meter: Progress, done: int, total: int | None, lines: i
     else:
         where = f"{done / 1e6:,.1f} MB"
     meter.show([f"{where}  {lines:,} lines  {rate}"])
+
+
+def check_command(args: argparse.Namespace) -> int:
+    """``fenwire check``: the exit code (0 every line valid, 1 some rejected, :data:`CHECK_UNREADABLE`)."""
+    name = "<stdin>" if args.file == "-" else args.file
+    direction = args.direction
+    try:
+        if args.file == "-":
+            result = check_stream(
+                sys.stdin.buffer, name, direction, quiet=args.quiet, json_lines=args.json, progress=False
+            )
+        else:
+            with open(args.file, "rb") as handle:
+                total = os.fstat(handle.fileno()).st_size
+                result = check_stream(handle, name, direction, quiet=args.quiet, json_lines=args.json, total=total)
+    except OSError as exc:
+        print(f"fenwire check: cannot read {printable(name)}: {exc.strerror or exc}", file=sys.stderr)
+        return CHECK_UNREADABLE
+    if result.guessed and not args.json:
+        if result.guessed_from is not None:
+            said = f"checking {printable(name)} as {result.direction}s (from its first valid line)"
+        else:
+            said = f"no line of {printable(name)} tells the direction; checking it as {result.direction}s (the default)"
+        print(f"fenwire check: no --direction given; {said}", file=sys.stderr)
+    print(summary_line(name, result, args.json))
+    return 1 if result.rejected else 0

@@ -9,8 +9,10 @@ opened, so a state dir can be looked at while its hub runs, or after its parent 
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -20,10 +22,10 @@ from typing import TextIO
 from .._regular import read_regular
 from ..live.parent.adopt import alive
 from ..live.parent.channel import Channel
-from ..live.parent.durable import COMMITS, Manifest, decode_mark, read_manifests
+from ..live.parent.durable import COMMITS, Manifest, StateDir, StateDirBusy, decode_mark, read_manifests
 from ..text import printable
 
-__all__ = ["RunReport", "inspect", "print_runs"]
+__all__ = ["RunReport", "inspect", "print_runs", "runs_command"]
 
 
 @dataclass
@@ -174,3 +176,26 @@ def print_runs(reports: Sequence[RunReport], out: TextIO, *, as_json: bool = Fal
         if shown_report is not None and (shown_report.problem or shown_report.error):
             why = " ".join(str(shown_report.problem or shown_report.error).split())  # one line, whatever it held
             out.write(f"  {printable(shown_report.name)}: {printable(why)}\n")  # escaped, as check prints
+
+
+def runs_command(args: argparse.Namespace) -> int:
+    """``fenwire runs``: the exit code (0 listed, 1 the state dir cannot be read or pruned)."""
+    if args.prune:
+        try:
+            state = StateDir(args.path)
+        except (OSError, StateDirBusy) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            print(f"fenwire runs: cannot prune {args.path}: {why}", file=sys.stderr)
+            return 1
+        try:
+            removed = state.prune()
+        finally:
+            state.close()
+        print(f"pruned {len(removed)} closed run(s)", file=sys.stderr)
+    try:
+        reports = inspect(args.path)
+    except OSError as exc:
+        print(f"fenwire runs: cannot read {args.path}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    print_runs(reports, sys.stdout, as_json=args.json)
+    return 0

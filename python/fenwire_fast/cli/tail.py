@@ -15,7 +15,9 @@ sleeps until the file grows, woken by inotify on Linux (polling elsewhere, or wi
 
 from __future__ import annotations
 
+import argparse
 import os
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,7 +30,7 @@ from .._types import Rejection
 from ..text import printable
 from .check import _LineNumbers, guess_direction
 
-__all__ = ["tail_file", "TailResult", "message_line", "CHUNK_BYTES", "TEXT_WIDTH"]
+__all__ = ["tail_command", "tail_file", "TailResult", "message_line", "CHUNK_BYTES", "TEXT_WIDTH"]
 
 CHUNK_BYTES = 1 << 20
 #: characters of a message's text shown on its line (the rest is cut, with "…")
@@ -183,3 +185,17 @@ def tail_file(
         close()
         os.close(fd)
     return result
+
+
+def tail_command(args: argparse.Namespace) -> int:
+    """``fenwire tail``: the exit code (0 done, 1 rejections or a truncated file, 2 unreadable)."""
+    try:
+        result = tail_file(args.file, args.direction, out=sys.stdout, follow=args.follow, json_lines=args.json)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        print(f"fenwire tail: cannot read {printable(args.file)}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    if result.truncated:
+        print(f"fenwire tail: {printable(args.file)} was truncated; stopping", file=sys.stderr)
+    return 1 if result.rejected or result.truncated else 0
