@@ -15,7 +15,7 @@ from fenwire_fast.live.fleet import ROOT_PREFIX, remove_if_orphaned, sweep_orpha
 HOLDER = """
 import sys, tempfile
 tempfile.tempdir = sys.argv[1]
-from fenwire_fast.live.fleet import _locked_root
+from fenwire_fast.live.fleet.node import _locked_root
 root, _ = _locked_root()
 print(root, flush=True)
 sys.stdin.read()  # hold the lock until the test closes stdin or kills us

@@ -5,13 +5,16 @@ child on a node of a fleet (:class:`~fenwire_fast.live.fleet.FleetChild`) are dr
 :class:`ControlVerbs` writes the six named controls once, each as a :meth:`~ControlVerbs.send` of its
 type, so a handle only says how a control travels. The status every handle shows is named in
 :data:`STATUS_FIELDS`; :func:`status_of` reads them from any handle as one tuple (what a fleet's node
-sends its driver), and :func:`take_status` sets them on a handle that mirrors a child elsewhere.
+sends its driver), :func:`status_key` tells cheaply when that tuple may have changed (the node looks
+at every child every few milliseconds), and :func:`take_status` sets them on a handle that mirrors
+a child elsewhere.
 :class:`ChannelStatus` gives a handle that owns a channel the fields the channel keeps.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from .channel import SentControl
@@ -19,10 +22,14 @@ from .channel import SentControl
 if TYPE_CHECKING:
     from .channel import Channel
 
-__all__ = ["ControlVerbs", "ChannelStatus", "STATUS_FIELDS", "status_of", "take_status"]
+__all__ = ["ControlVerbs", "ChannelStatus", "STATUS_FIELDS", "status_of", "status_key", "take_status"]
 
-#: the status every child handle shows, in the order :func:`status_of` gives it
-STATUS_FIELDS = ("status", "error", "finished", "idle", "final_text", "returncode", "controls", "errors", "result")
+#: the status fields that are plain values, taken as they are
+_PLAIN_FIELDS = ("status", "error", "finished", "idle", "final_text", "returncode")
+#: the status every child handle shows, in the order :func:`status_of` gives it: the plain fields,
+#: then the controls sent (with their acks), the problems found in the run's lines, and the ``result``
+STATUS_FIELDS = (*_PLAIN_FIELDS, "controls", "errors", "result")
+_plain = attrgetter(*_PLAIN_FIELDS)
 
 
 class ControlVerbs:
@@ -103,16 +110,24 @@ class ChannelStatus:
 def status_of(child: Any) -> tuple[Any, ...]:
     """The :data:`STATUS_FIELDS` of ``child`` as one tuple of plain values (controls as tuples)."""
     controls = tuple((c.seq, c.type, c.text, c.status, c.reason) for c in child.controls.values())
+    return (*_plain(child), controls, tuple(child.errors), child.result)
+
+
+def status_key(child: Any) -> tuple[Any, ...]:
+    """What changes whenever :func:`status_of` of ``child`` does, cheap enough to make at every look.
+
+    For a handle that owns a channel (:class:`ChannelStatus`). The plain fields are taken as they
+    are; the controls, the errors and the ``result`` are only counted: a control is added to
+    ``controls`` when sent and leaves ``unacked`` when its ack arrives, the channel's errors only
+    add up (those past what it keeps are counted in ``errors_dropped``), and the ``result`` comes
+    once."""
+    channel = child.channel
     return (
-        child.status,
-        child.error,
-        child.finished,
-        child.idle,
-        child.final_text,
-        child.returncode,
-        controls,
-        tuple(child.errors),
-        child.result,
+        _plain(child),
+        len(channel.controls),
+        len(channel.unacked),
+        len(channel.errors) + channel.errors_dropped,
+        channel.result is None,
     )
 
 

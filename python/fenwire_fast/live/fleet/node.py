@@ -1,0 +1,178 @@
+"""The node actor of a fleet: a :class:`~fenwire_fast.live.parent.hub.Hub` on one node, answering one
+long poll at a time, and the locked root its children's directories live under.
+
+Nothing here imports Ray: the driver (:mod:`~fenwire_fast.live.fleet.driver`) makes
+:class:`NodeHub` a Ray actor. Each answer holds, per child, the lines its hub handed over raw since
+the last answer and, when it changed, the child's status as
+:func:`~fenwire_fast.live.parent.surface.status_of` gives it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import time
+from typing import Any
+
+from ... import EVENT_TYPE_ORDER
+from ..parent import roots
+from ..parent.surface import status_key, status_of
+
+__all__ = [
+    "NodeHub",
+    "Answer",
+    "LINGER",
+    "READY_BYTES",
+    "LOOK_AGAIN",
+    "HOLD",
+    "ROOT_PREFIX",
+    "remove_if_orphaned",
+    "sweep_orphaned_roots",
+]
+
+#: how long an actor lingers after the first ready byte before it answers a poll (seconds)
+LINGER = 0.05
+#: an actor answers at once when about this many bytes are ready
+READY_BYTES = 4 << 20
+#: while lingering, an actor looks for an ack or a new status this often (seconds)
+LOOK_AGAIN = 0.004
+#: the longest an actor holds a poll with nothing to say (seconds)
+HOLD = 1.0
+
+#: ``ScanBatch.types`` holds this byte for a ``control-ack`` line
+_ACK = EVENT_TYPE_ORDER.index("control-ack")
+
+#: each actor keeps its children's private directories under one root of this prefix, locked
+ROOT_PREFIX = "fenwire-fleet-"
+
+#: one answer to a poll: ``[(run, lines, status or None)]``, the status as ``status_of`` gives it
+Answer = list[tuple[str, bytes, tuple[Any, ...] | None]]
+
+
+def remove_if_orphaned(root: str, wait: float = 0.0) -> bool:
+    """Remove an actor's root directory once no process holds its lock (the actor died without
+    closing: its node was lost, or its process killed); return whether it was removed. See
+    :func:`fenwire_fast.live.parent.roots.remove_if_orphaned` (every hub's roots work the same way)."""
+    return roots.remove_if_orphaned(root, wait)
+
+
+def sweep_orphaned_roots(parent: str | None = None) -> list[str]:
+    """Remove the roots under ``parent`` (default: the temporary directory) that dead actors left
+    behind; return their paths. Each new actor sweeps its host, and :meth:`Fleet.close` the roots
+    of the actors it lost."""
+    return roots.sweep_orphaned_roots(ROOT_PREFIX, parent)
+
+
+def _locked_root() -> tuple[str, int]:
+    """A new root directory and the descriptor of its held lock (see :mod:`~fenwire_fast.live.parent.roots`)."""
+    return roots.locked_root(ROOT_PREFIX)
+
+
+class NodeHub:
+    """The actor body: a Hub on one node, answering one long poll at a time."""
+
+    def __init__(self, node: str) -> None:
+        from ..parent.hub import Hub
+
+        self.node = node
+        #: the children's private directories go under this root, removed on close (or, if the
+        #: actor dies first, by the next sweep on its host)
+        self.root, self._lock = _locked_root()
+        self.hub = Hub()
+        self.children: dict[str, Any] = {}
+        self._said: dict[str, tuple[Any, ...]] = {}  # the status_key of the last status sent
+        self._awake = asyncio.Event()
+
+    def pid(self) -> int:
+        """The actor's pid."""
+        return os.getpid()
+
+    def where(self) -> tuple[int, str]:
+        """The actor's pid and its root directory."""
+        return os.getpid(), self.root
+
+    def implementation(self) -> str:
+        """The backend the actor's package runs: ``"rust"``, or ``"python"`` without the extension."""
+        from ... import IMPLEMENTATION
+
+        return IMPLEMENTATION
+
+    def cpu(self) -> tuple[float, float]:
+        """The actor process's CPU seconds so far, and its event loop thread's (for measurements)."""
+        return time.process_time(), time.thread_time()
+
+    def spawn(self, prompt: str | None, run: str, kwargs: dict[str, Any]) -> int:
+        """Spawn ``run`` on the hub (under the actor's root unless told); returns its pid."""
+        kwargs.setdefault("directory", self.root)
+        child = self.hub.spawn(prompt, run=run, **kwargs)
+        self.children[run] = child
+        self._awake.set()
+        return int(child.pid)
+
+    def send(self, run: str, type_: str, payload: dict[str, Any] | None) -> int:
+        """Send ``run`` a control of ``type_`` with ``payload``'s fields; returns its ``seq``."""
+        return int(self.children[run].send(type_, payload))
+
+    async def poll(self) -> Answer:
+        """Everything ready: ``[(run, lines, status or None)]``, after a linger or ``READY_BYTES``.
+
+        The hub hands over raw batches (:meth:`Hub.poll_raw_batches`): the lines come checked,
+        of the run only, as the child wrote them, and nothing is decoded here but the few lines
+        that change a run's state."""
+        hub = self.hub
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        first: float | None = None
+        lines: dict[str, list[bytes]] = {}
+        size = 0
+        while True:
+            urgent = False
+            for child, batch in hub.poll_raw_batches():
+                lines.setdefault(child.run, []).append(batch.lines)
+                size += len(batch.lines)
+                urgent = urgent or _ACK in batch.types
+            moved = [run for run, child in self.children.items() if self._said.get(run) != status_key(child)]
+            now = loop.time()
+            if first is None and (lines or moved):
+                first = now
+            if first is not None and (urgent or moved or size >= READY_BYTES or now - first >= LINGER):
+                break  # an ack or a new status goes at once: the caller may be waiting for it
+            if first is None:
+                if now - start >= HOLD:
+                    return []
+                self._awake.clear()
+                await self._sleep(HOLD - (now - start))
+            else:
+                # Bytes are ready: let more come for the rest of the linger, looking again every
+                # few ms (a timer, not the files' wake-ups: a busy child would wake us at once).
+                await asyncio.sleep(min(LINGER - (now - first), LOOK_AGAIN))
+        return self._answer(lines)
+
+    def _answer(self, lines: dict[str, list[bytes]]) -> Answer:
+        """Per child: its lines as one blob, and its status when it changed since the last answer."""
+        out: Answer = []
+        for run, child in self.children.items():
+            blob = b"".join(lines.get(run, ()))
+            key = status_key(child)
+            if key == self._said.get(run):
+                if blob:
+                    out.append((run, blob, None))
+            else:
+                self._said[run] = key
+                out.append((run, blob, status_of(child)))
+        return out
+
+    async def _sleep(self, timeout: float) -> None:
+        """Sleep on the hub's wake-ups, or until a spawn (a new child to watch)."""
+        hub_wait = asyncio.ensure_future(self.hub.sleep_async(timeout))
+        spawned = asyncio.ensure_future(self._awake.wait())
+        await asyncio.wait([hub_wait, spawned], timeout=timeout + 0.05, return_when=asyncio.FIRST_COMPLETED)
+        for task in (hub_wait, spawned):
+            task.cancel()
+
+    def close(self) -> None:
+        """Close the hub (its children are killed and reaped) and remove the actor's root."""
+        self.hub.close()
+        shutil.rmtree(self.root, ignore_errors=True)
+        os.close(self._lock)
