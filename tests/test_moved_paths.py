@@ -54,6 +54,32 @@ def test_from_a_package_import_an_old_name_works() -> None:
     assert proc.stdout.strip() == "fenwire_fast.live.parent.hub"
 
 
+@pytest.mark.parametrize("module", ["fenwire_fast.live.mock_agent", "fenwire_fast.live.child.mock_agent"])
+def test_check_transcript_is_still_found_beside_the_mock_agent(module: str) -> None:
+    """The oracle left the mock agent's module (for ``fenwire_fast.testing``): its old name works, and warns."""
+    code = (
+        "import warnings, sys\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        f"    from {module} import check_transcript\n"
+        "from fenwire_fast.testing.transcript import check_transcript as new\n"
+        "print(check_transcript is new, [str(w.message) for w in caught if 'check_transcript' in str(w.message)])\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == (
+        "True ['fenwire_fast.live.child.mock_agent.check_transcript has moved to "
+        "fenwire_fast.testing.transcript.check_transcript; import it from there (the old path will go)']"
+    )
+
+
+def test_a_name_that_never_was_beside_the_mock_agent_is_an_attribute_error() -> None:
+    from fenwire_fast.live.child import mock_agent
+
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        mock_agent.nothing_here  # noqa: B018
+
+
 def test_a_name_that_never_existed_is_still_an_import_error() -> None:
     with pytest.raises(ModuleNotFoundError):
         __import__("fenwire_fast.live.no_such_module")

@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Sequence
 from types import ModuleType
 
-__all__ = ["MOVED", "install"]
+__all__ = ["MOVED", "MOVED_NAMES", "install", "moved_name"]
 
 _P = "fenwire_fast."
 #: old module path -> new module path
@@ -55,6 +55,27 @@ MOVED: dict[str, str] = {
         "live.mock_agent": "live.child.mock_agent",
     }.items()
 }
+
+
+#: module -> {name that left it: the module it lives in now}; the module's ``__getattr__`` calls
+#: :func:`moved_name`, so the name keeps working there (a module may not import a higher floor)
+MOVED_NAMES: dict[str, dict[str, str]] = {
+    _P + "live.child.mock_agent": {"check_transcript": _P + "testing.transcript"},
+}
+
+
+def moved_name(module: str, name: str) -> object:
+    """``name`` of ``module``, which moved out of it (:data:`MOVED_NAMES`), with a warning;
+    ``AttributeError`` for any other name, as a module without it gives."""
+    new = MOVED_NAMES.get(module, {}).get(name)
+    if new is None:
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    warnings.warn(
+        f"{module}.{name} has moved to {new}.{name}; import it from there (the old path will go)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return getattr(importlib.import_module(new), name)
 
 
 class _Alias(importlib.abc.Loader):

@@ -52,6 +52,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from ..._moved import moved_name
 from .agent import TurnContext, TurnGenerator, TurnInput, TurnInterrupted, Wait
 
 __all__ = [
@@ -415,3 +416,8 @@ def reported_traceparent(events: Iterable[Mapping[str, Any]]) -> str | None:
         if event.get("type") == "info" and isinstance(summary, str) and summary.startswith(TRACEPARENT_REPORT):
             return summary[len(TRACEPARENT_REPORT) :]
     return None
+
+
+def __getattr__(name: str) -> Any:
+    """``check_transcript`` moved to :mod:`fenwire_fast.testing.transcript`: found there, with a warning."""
+    return moved_name(__name__, name)
