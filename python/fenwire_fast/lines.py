@@ -245,6 +245,26 @@ class Tailer:
         size = self._cursor.size()
         return size is not None and size != self._cursor.offset
 
+    def read_now(self) -> bytes | None:
+        """The hot read, for a caller that knows the file grew or was just read: the next chunk
+        (at most ``max_bytes``) of the opened file, read at once with no size check, the offset
+        moved past it; ``b""`` when nothing new came. ``None`` when this read cannot tell: the file
+        is not opened yet, or it shrank below the offset (:meth:`poll` opens it, or reports
+        ``"truncated"``). The bytes are not fed to the receiver. Raises ``OSError`` when the read
+        fails."""
+        cursor = self._cursor
+        fd = cursor._fd
+        if fd is None:
+            return None
+        chunk = os.pread(fd, self.max_bytes, cursor.offset)
+        if chunk:
+            cursor.offset += len(chunk)
+        elif cursor.idle_status() == TRUNCATED:
+            self.last_read = 0
+            return None
+        self.last_read = len(chunk)
+        return chunk
+
     def poll(self, *, woken: bool = False) -> tuple[list[Any], str]:
         """Read the next chunk; return ``(messages_and_rejections, status)`` (``Scanned`` records
         in place of messages with ``scan=True``).

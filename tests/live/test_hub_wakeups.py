@@ -126,9 +126,9 @@ def _count_rounds(hub: Hub) -> list[int]:
     rounds = [0]
     real = hub._round
 
-    def counted() -> Any:
+    def counted(raw: bool) -> Any:
         rounds[0] += 1
-        return real()
+        return real(raw)
 
     hub._round = counted  # type: ignore[method-assign]
     return rounds

@@ -734,26 +734,14 @@ class Channel(_ChannelState):
         way, an ``exit`` or an error seen). Nothing is lost or read twice either way."""
         if not self._quiet:
             return None
-        # Tailer.poll(woken=True) inlined (one Python call less per read of a hot child)
-        tailer = self._tailer
-        cursor = tailer._cursor
-        fd = cursor._fd
-        if fd is None:
-            return None  # not opened yet: poll opens it
         try:
-            chunk = os.pread(fd, tailer.max_bytes, cursor.offset)
+            chunk = self._tailer.read_now()
         except OSError:
             self._quiet = False
             return None  # poll reads again and stops the channel with the reason
         if not chunk:
-            tailer.last_read = 0
-            if cursor.idle_status() == "truncated":
-                self._unread = ([], "truncated")
-                self._quiet = False
-                return None
-            return []
-        cursor.offset += len(chunk)
-        tailer.last_read = len(chunk)
+            # None: not opened yet, or truncated: poll opens it, or finds the truncation and stops
+            return None if chunk is None else []
         items = self._receiver.feed(chunk)
         if self._receiver.plain:
             if items:

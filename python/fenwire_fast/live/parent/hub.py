@@ -209,11 +209,17 @@ class Hub:
     def poll_batches(self) -> list[Batch]:
         """One fair round, never blocking: a bounded poll of every child with something to do;
         return ``(child, messages)`` for each that brought messages."""
-        return list(self._round())
+        return list(self._round(False))
 
-    def _round(self) -> Iterator[Batch]:
+    def poll_raw_batches(self) -> list[RawBatch]:
+        """:meth:`poll_batches` for a forwarder: ``(child, ScanBatch)`` for each batch brought."""
+        return list(self._round(True))
+
+    def _round(self, raw: bool) -> Iterator[tuple[LiveChild, Any]]:
         """One fair round, handing over each child's read as soon as it is made (so a consumer
-        is done with one batch before the next is read: memory stays small and warm)."""
+        is done with one batch before the next is read: memory stays small and warm): ``(child,
+        messages)`` per read, or with ``raw`` ``(child, batch)`` per :class:`~fenwire_fast.ScanBatch`
+        (through :meth:`LiveChild.read`, with the same supervision and rules)."""
         driver = self._driver
         if isinstance(driver, KernelDriver) and driver.broken is not None:
             self._fall_back(driver.broken)
@@ -222,97 +228,78 @@ class Hub:
         durable = self.state is not None
         uncommitted = self._uncommitted
         due = driver.due()
-        monotonic = time.monotonic
         again = driver.again  # the children to poll next round (a dict: child -> reap)
+        hot = not raw  # a plain read of dicts has a hot path; raw batches always take LiveChild.read
         for child, woken, reap in due:
-            if not reap:
+            if hot and not reap:
                 # the hot path: no timer due and no process to ask about, so a plain read (only
                 # the run's own messages, none that changes the mirrored state) needs no more
-                fast = child.channel.poll_hot()
+                fast = child.read_hot()
                 if fast is not None:
                     if fast:
-                        if child.trace is not None:
-                            child.trace.observe(fast, child)
-                        child.messages += len(fast)
-                        child.last_event = monotonic()  # progress, for the watchdog
                         again.setdefault(child, False)  # it brought bytes: read it again next round
                         brought = True
                         if durable:
-                            child.delivered_seq = fast[-1]["seq"]
                             uncommitted[child] = None
                         yield child, fast
                     else:
                         driver.polled(child, reap)
                     continue
-            messages, _errors = child.poll(woken=woken, reap=reap)
+            items, _errors = child.read(raw, woken=woken, reap=reap)
             driver.polled(child, reap)
             if child.finished:
                 self._unfinished.pop(child, None)
                 if durable:
                     uncommitted[child] = None  # a finished run is closed at the next commit
-            if messages:
+            if items:
                 brought = True
                 if durable:
-                    child.delivered_seq = messages[-1]["seq"]
                     uncommitted[child] = None
-                yield child, messages
+                if not raw:
+                    yield child, items
+                elif durable and len(items) > 1:
+                    for batch in items:  # a commit between them counts up to the one handed over
+                        child.delivered_seq = batch.seqs[-1]
+                        uncommitted[child] = None
+                        yield child, batch
+                else:
+                    for batch in items:
+                        yield child, batch
         if brought:
             self._brought = True
             driver.progress()
 
-    def poll_raw_batches(self) -> list[RawBatch]:
-        """:meth:`poll_batches` for a forwarder: ``(child, ScanBatch)`` for each batch brought."""
-        return list(self._raw_round())
+    def _drain(self, raw: bool) -> Iterator[tuple[LiveChild, Any]]:
+        """Rounds until every child has finished, sleeping between rounds that bring nothing."""
+        while not self.finished:
+            yield from self._round(raw)
+            if not self._brought:
+                self._driver.wait(None)
 
-    def _raw_round(self) -> Iterator[RawBatch]:
-        """:meth:`_round` through :meth:`LiveChild.poll_raw`: the same supervision and rules."""
-        driver = self._driver
-        if isinstance(driver, KernelDriver) and driver.broken is not None:
-            self._fall_back(driver.broken)
-            driver = self._driver
-        brought = self._brought = False
-        durable = self.state is not None
-        uncommitted = self._uncommitted
-        for child, woken, reap in driver.due():
-            batches, _errors = child.poll_raw(woken=woken, reap=reap)
-            driver.polled(child, reap)
-            if child.finished:
-                self._unfinished.pop(child, None)
-                if durable:
-                    uncommitted[child] = None
-            for batch in batches:
+    async def _drain_async(self, raw: bool) -> AsyncIterator[tuple[LiveChild, Any]]:
+        """:meth:`_drain` for asyncio: sleeps on the kernel's wake-ups through the event loop."""
+        import asyncio
+
+        while not self.finished:
+            brought = False
+            for batch in self._round(raw):
                 brought = True
-                if durable:
-                    child.delivered_seq = batch.seqs[-1]
-                    uncommitted[child] = None
-                yield child, batch
-        if brought:
-            self._brought = True
-            driver.progress()
+                yield batch
+            if brought:
+                await asyncio.sleep(0)  # a busy hub still lets other tasks run
+            else:
+                await self._driver.wait_async(None)
 
     def raw_batches(self) -> Iterator[RawBatch]:
         """Yield ``(child, batch)`` per read until every child has finished, each ``batch`` a
         :class:`~fenwire_fast.ScanBatch` of the child's own lines as it wrote them (no dict per
         event). The supervision, status, final-text and durable rules are those of
         :meth:`batches`; a hub's children hand over either dicts or batches, not both."""
-        while not self.finished:
-            yield from self._raw_round()
-            if not self._brought:
-                self._driver.wait(None)
+        return self._drain(True)
 
-    async def raw_batches_async(self) -> AsyncIterator[RawBatch]:
+    def raw_batches_async(self) -> AsyncIterator[RawBatch]:
         """:meth:`raw_batches` for asyncio."""
-        import asyncio
-
-        while not self.finished:
-            brought = False
-            for batch in self._raw_round():
-                brought = True
-                yield batch
-            if brought:
-                await asyncio.sleep(0)
-            else:
-                await self._driver.wait_async(None)
+        return self._drain_async(True)
 
     def poll(self) -> list[Item]:
         """One fair round (see :meth:`poll_batches`), as ``(child, event)`` pairs."""
@@ -331,10 +318,7 @@ class Hub:
 
     def batches(self) -> Iterator[Batch]:
         """Yield ``(child, messages)`` per read until every child has finished; sleeps between."""
-        while not self.finished:
-            yield from self._round()
-            if not self._brought:
-                self._driver.wait(None)
+        return self._drain(False)
 
     def __iter__(self) -> Iterator[Item]:
         """Yield ``(child, event)`` as events arrive, until every child has finished."""
@@ -363,19 +347,9 @@ class Hub:
 
     # -- asyncio --------------------------------------------------------------------------------
 
-    async def batches_async(self) -> AsyncIterator[Batch]:
+    def batches_async(self) -> AsyncIterator[Batch]:
         """:meth:`batches` for asyncio: sleeps on the kernel's wake-ups through the event loop."""
-        import asyncio
-
-        while not self.finished:
-            brought = False
-            for batch in self._round():
-                brought = True
-                yield batch
-            if brought:
-                await asyncio.sleep(0)  # a busy hub still lets other tasks run
-            else:
-                await self._driver.wait_async(None)
+        return self._drain_async(False)
 
     async def stream(self) -> AsyncIterator[Item]:
         """The asyncio twin of iterating the hub: ``(child, event)`` pairs."""

@@ -14,7 +14,8 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from time import monotonic
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ..proc import orphans
 from ..proc.group import ProcessGroup
@@ -143,42 +144,73 @@ class LiveChild(ControlVerbs, ChannelStatus, StallWatchdog):
         A hub woken by the kernel passes ``woken=True`` (the file grew: no size check first) and
         ``reap=False`` when no pidfd fired and no timer is due (the process is not asked about).
         Raises :class:`ChildDetached` once the handle was detached."""
-        self._attached()
-        messages, errors = self.channel.poll(woken=woken)
-        channel = self.channel
-        if messages:
-            self.messages += len(messages)
-            self.last_event = time.monotonic()
-            if self.stall_timeout is not None and not self._stall_timed:
-                self._time_stall()
-        if reap or channel.exit is not None or channel.error is not None or self.process.returncode is not None:
-            self._supervise(reap)
-        if self.trace is not None:
-            if messages:
-                self.trace.observe(messages, self)
-            if self._finished:
-                self.trace.finish(self)
-        return messages, errors
+        return self.read(False, woken=woken, reap=reap)
 
     def poll_raw(self, *, woken: bool = False, reap: bool = True) -> tuple[list[ScanBatch], list[PollError]]:
         """:meth:`poll` with the events as :class:`~fenwire_fast.ScanBatch` objects (see
         :meth:`Channel.poll_raw`); the supervision is the same."""
+        return self.read(True, woken=woken, reap=reap)
+
+    @overload
+    def read(
+        self, raw: Literal[False], *, woken: bool = False, reap: bool = True
+    ) -> tuple[list[dict[str, Any]], list[PollError]]: ...
+    @overload
+    def read(
+        self, raw: Literal[True], *, woken: bool = False, reap: bool = True
+    ) -> tuple[list[ScanBatch], list[PollError]]: ...
+    @overload
+    def read(self, raw: bool, *, woken: bool = False, reap: bool = True) -> tuple[list[Any], list[PollError]]: ...
+
+    def read(self, raw: bool, *, woken: bool = False, reap: bool = True) -> tuple[list[Any], list[PollError]]:
+        """The one read behind :meth:`poll` (``raw=False``: dicts) and :meth:`poll_raw`
+        (``raw=True``: :class:`~fenwire_fast.ScanBatch` objects): drain one chunk, account for
+        what it brought (:attr:`messages`, :attr:`last_event`, :attr:`delivered_seq`, the trace),
+        then supervise the process."""
         self._attached()
-        batches, errors = self.channel.poll_raw(woken=woken)
         channel = self.channel
-        if batches:
-            self.messages += sum(map(len, batches))
-            self.last_event = time.monotonic()
+        poll: Callable[..., tuple[list[Any], list[PollError]]] = channel.poll_raw if raw else channel.poll
+        items, errors = poll(woken=woken)
+        if items:
+            if raw:
+                self.messages += sum(map(len, items))
+                last_seq = items[-1].seqs[-1]
+            else:
+                self.messages += len(items)
+                last_seq = items[-1]["seq"]
+            self.last_event = monotonic()
+            if self.durable is not None:
+                self.delivered_seq = last_seq
             if self.stall_timeout is not None and not self._stall_timed:
                 self._time_stall()
         if reap or channel.exit is not None or channel.error is not None or self.process.returncode is not None:
             self._supervise(reap)
-        if self.trace is not None:
-            for batch in batches:
-                self.trace.observe_raw(batch, self)
+        trace = self.trace
+        if trace is not None:
+            if items:
+                if raw:
+                    for batch in items:
+                        trace.observe_raw(batch, self)
+                else:
+                    trace.observe(items, self)
             if self._finished:
-                self.trace.finish(self)
-        return batches, errors
+                trace.finish(self)
+        return items, errors
+
+    def read_hot(self) -> list[dict[str, Any]] | None:
+        """The hub's hot read (:meth:`Channel.poll_hot`) of a child with no timer due and no
+        process to ask about: the read's plain messages, accounted for as :meth:`read` does (no
+        supervision: nothing is due); ``None``: call :meth:`read` instead, which then delivers
+        whatever this call read."""
+        fast = self.channel.poll_hot()
+        if fast:
+            self.messages += len(fast)
+            self.last_event = monotonic()  # progress, for the watchdog
+            if self.durable is not None:
+                self.delivered_seq = fast[-1]["seq"]
+            if self.trace is not None:
+                self.trace.observe(fast, self)
+        return fast
 
     def next_timer(self) -> float | None:
         """When (``time.monotonic()``) supervision has something to do without any event: the
