@@ -228,18 +228,25 @@ class Hub:
         durable = self.state is not None
         uncommitted = self._uncommitted
         due = driver.due()
+        monotonic = time.monotonic
         again = driver.again  # the children to poll next round (a dict: child -> reap)
         hot = not raw  # a plain read of dicts has a hot path; raw batches always take LiveChild.read
         for child, woken, reap in due:
             if hot and not reap:
                 # the hot path: no timer due and no process to ask about, so a plain read (only
-                # the run's own messages, none that changes the mirrored state) needs no more
-                fast = child.read_hot()
+                # the run's own messages, none that changes the mirrored state) needs no more.
+                # LiveChild.read's accounting is made here, inline: a call per read costs ~3 %.
+                fast = child.channel.poll_hot()
                 if fast is not None:
                     if fast:
+                        if child.trace is not None:
+                            child.trace.observe(fast, child)
+                        child.messages += len(fast)
+                        child.last_event = monotonic()  # progress, for the watchdog
                         again.setdefault(child, False)  # it brought bytes: read it again next round
                         brought = True
                         if durable:
+                            child.delivered_seq = fast[-1]["seq"]
                             uncommitted[child] = None
                         yield child, fast
                     else:

@@ -164,7 +164,8 @@ class LiveChild(ControlVerbs, ChannelStatus, StallWatchdog):
         """The one read behind :meth:`poll` (``raw=False``: dicts) and :meth:`poll_raw`
         (``raw=True``: :class:`~fenwire_fast.ScanBatch` objects): drain one chunk, account for
         what it brought (:attr:`messages`, :attr:`last_event`, :attr:`delivered_seq`, the trace),
-        then supervise the process."""
+        then supervise the process. (A hub's hot read, ``Channel.poll_hot``, makes the same
+        accounting inline, without this call.)"""
         self._attached()
         channel = self.channel
         poll: Callable[..., tuple[list[Any], list[PollError]]] = channel.poll_raw if raw else channel.poll
@@ -194,21 +195,6 @@ class LiveChild(ControlVerbs, ChannelStatus, StallWatchdog):
             if self._finished:
                 trace.finish(self)
         return items, errors
-
-    def read_hot(self) -> list[dict[str, Any]] | None:
-        """The hub's hot read (:meth:`Channel.poll_hot`) of a child with no timer due and no
-        process to ask about: the read's plain messages, accounted for as :meth:`read` does (no
-        supervision: nothing is due); ``None``: call :meth:`read` instead, which then delivers
-        whatever this call read."""
-        fast = self.channel.poll_hot()
-        if fast:
-            self.messages += len(fast)
-            self.last_event = monotonic()  # progress, for the watchdog
-            if self.durable is not None:
-                self.delivered_seq = fast[-1]["seq"]
-            if self.trace is not None:
-                self.trace.observe(fast, self)
-        return fast
 
     def wait(self, timeout: float | None = None, *, interval: float = 0.01) -> str:
         """Poll until the child has finished; return :attr:`status`. Raises ``TimeoutError``."""
