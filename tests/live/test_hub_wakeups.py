@@ -15,7 +15,7 @@ from collections import defaultdict
 from typing import Any
 
 import pytest
-from fenwire_fast.live.parent import hub as hub_module
+from fenwire_fast.live.parent import hub_children as hub_module
 from fenwire_fast.live.parent.hub import Hub
 from fenwire_fast.live.parent.spawn import LiveChild
 from fenwire_fast.live.proc import limits
