@@ -37,7 +37,7 @@ from . import Receiver
 from ._regular import open_regular
 from ._types import DRAIN_BYTE_BUDGET, DRAIN_EVENT_BUDGET
 
-__all__ = ["LineReader", "Tailer", "OK", "MISSING", "TRUNCATED", "SKIP_STEP", "SKIP_BUDGET"]
+__all__ = ["LineReader", "Tailer", "FileCursor", "OK", "MISSING", "TRUNCATED", "SKIP_STEP", "SKIP_BUDGET"]
 
 OK = "ok"
 MISSING = "missing"
@@ -49,32 +49,39 @@ SKIP_STEP = 1 << 20
 SKIP_BUDGET = 256 << 20
 
 
-class _FileCursor:
-    """An open-once, read-only handle on a path, with the byte offset consumed so far."""
+class FileCursor:
+    """An open-once, read-only handle on a path, with the byte offset consumed so far: ``fd`` (the
+    descriptor, ``None`` until the file is opened) and ``offset`` (bytes consumed).
 
-    __slots__ = ("path", "offset", "_fd", "_follow")
+    A :class:`Tailer`'s is public (:attr:`Tailer.cursor`) for a caller that makes the hot read
+    itself, without a Python call (a hub's hot child, see ``Channel.poll_hot``): ``os.pread(fd,
+    tailer.max_bytes, offset)`` on an opened cursor, then ``offset`` moved past the bytes read and
+    :attr:`Tailer.last_read` set to their count; an empty read is told apart by
+    :meth:`idle_status` (``"truncated"``: the file shrank)."""
+
+    __slots__ = ("path", "offset", "fd", "_follow")
 
     def __init__(self, path: str | os.PathLike[str], follow: bool = True) -> None:
         self.path = os.fspath(path)
         self.offset = 0
-        self._fd: int | None = None
+        self.fd: int | None = None
         self._follow = follow
 
     def size(self) -> int | None:
         """The file's size, opening it on first use; ``None`` while it does not exist. Raises
         ``OSError`` when it exists but cannot be opened, or is not a regular file (a FIFO is never
         waited on: see :func:`~fenwire_fast._regular.open_regular`)."""
-        if self._fd is None:
+        if self.fd is None:
             try:
-                self._fd = open_regular(self.path, follow=self._follow)
+                self.fd = open_regular(self.path, follow=self._follow)
             except FileNotFoundError:
                 return None
-        return os.fstat(self._fd).st_size
+        return os.fstat(self.fd).st_size
 
     @property
     def opened(self) -> bool:
         """The file is open (it existed once)."""
-        return self._fd is not None
+        return self.fd is not None
 
     def idle_status(self) -> str | None:
         """``MISSING``, ``TRUNCATED`` or ``OK`` when there is nothing to read; ``None`` when new
@@ -89,16 +96,16 @@ class _FileCursor:
         return None
 
     def read(self, count: int) -> bytes:
-        assert self._fd is not None
-        return os.pread(self._fd, count, self.offset)
+        assert self.fd is not None
+        return os.pread(self.fd, count, self.offset)
 
     def close(self) -> None:
-        if self._fd is not None:
+        if self.fd is not None:
             try:
-                os.close(self._fd)
+                os.close(self.fd)
             except OSError:
                 pass
-            self._fd = None
+            self.fd = None
 
 
 class LineReader:
@@ -118,7 +125,7 @@ class LineReader:
     ) -> None:
         if max_bytes < 1 or max_lines < 1 or skip_budget < 1:
             raise ValueError("max_bytes, max_lines and skip_budget must be positive")
-        self._cursor = _FileCursor(path)
+        self._cursor = FileCursor(path)
         self.max_bytes = max_bytes
         self.max_lines = max_lines
         self.skip_budget = skip_budget
@@ -219,7 +226,9 @@ class Tailer:
     ) -> None:
         if max_bytes < 1:
             raise ValueError("max_bytes must be positive")
-        self._cursor = _FileCursor(path, follow)
+        #: the file and the offset read to (public for a hot read made without a call: see
+        #: :class:`FileCursor`)
+        self.cursor = FileCursor(path, follow)
         self.max_bytes = max_bytes
         self.receiver = receiver if receiver is not None else Receiver(direction)
         self.scan = scan
@@ -228,22 +237,22 @@ class Tailer:
 
     @property
     def path(self) -> str:
-        return self._cursor.path
+        return self.cursor.path
 
     @property
     def offset(self) -> int:
         """Bytes read so far (including an unterminated tail held by the receiver)."""
-        return self._cursor.offset
+        return self.cursor.offset
 
     def fileno(self) -> int | None:
         """The descriptor the file is read through (``None`` until it exists: opened on first use)."""
-        self._cursor.size()
-        return self._cursor._fd
+        self.cursor.size()
+        return self.cursor.fd
 
     def pending(self) -> bool:
         """True when the file has bytes not read yet (a cheap size check, no read)."""
-        size = self._cursor.size()
-        return size is not None and size != self._cursor.offset
+        size = self.cursor.size()
+        return size is not None and size != self.cursor.offset
 
     def poll(self, *, woken: bool = False) -> tuple[list[Any], str]:
         """Read the next chunk; return ``(messages_and_rejections, status)`` (``Scanned`` records
@@ -268,9 +277,9 @@ class Tailer:
 
     def _read(self, woken: bool) -> tuple[bytes | None, str]:
         """The next chunk and ``"ok"``, or ``None`` and the file's status when nothing came."""
-        cursor = self._cursor
+        cursor = self.cursor
         self.last_read = 0
-        if woken and cursor._fd is not None:  # opened: the hub's hot path, no size check
+        if woken and cursor.fd is not None:  # opened: the hub's hot path, no size check
             chunk = cursor.read(self.max_bytes)
             if not chunk:
                 return None, cursor.idle_status() or OK
@@ -285,7 +294,7 @@ class Tailer:
 
     def close(self) -> None:
         """Close the file handle."""
-        self._cursor.close()
+        self.cursor.close()
 
     def __enter__(self) -> Tailer:
         return self

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from fenwire_fast.cli import parser as cli
 from fenwire_fast.cli.demo import driver as demo
-from fenwire_fast.live.parent import hub as hub_module
+from fenwire_fast.live.parent import hub_children as hub_module
 from live_harness import child_env
 
 ORDER_CHECK = "every event arrived exactly once and in order"

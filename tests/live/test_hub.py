@@ -41,7 +41,7 @@ def _event(seq: int, run: str, pad: int = 0) -> bytes:
 def _spy_on_files(monkeypatch: pytest.MonkeyPatch, hub: Hub) -> tuple[list[str], list[str], list[int]]:
     """Record every read of an event file, every open of one and every size check (``fstat``) of one."""
     paths = {c.event_path for c in hub.children}
-    by_fd = {c.channel._tailer._cursor._fd: c.event_path for c in hub.children}
+    by_fd = {c.channel._tailer.cursor.fd: c.event_path for c in hub.children}
     fds = set(by_fd)
     reads: list[str] = []
     opens: list[str] = []

@@ -15,7 +15,7 @@ from collections import defaultdict
 from typing import Any
 
 import pytest
-from fenwire_fast.live.parent import hub as hub_module
+from fenwire_fast.live.parent import hub_children as hub_module
 from fenwire_fast.live.parent.hub import Hub
 from fenwire_fast.live.parent.spawn import LiveChild
 from fenwire_fast.live.proc import limits
@@ -46,7 +46,7 @@ def _append(child: LiveChild, data: bytes) -> None:
 
 def _spy_on_reads(monkeypatch: pytest.MonkeyPatch, children: list[LiveChild], reads: list[str]) -> None:
     """Record the path of every read of the children's event files (all go through ``os.pread``)."""
-    by_fd = {c.channel._tailer._cursor._fd: c.event_path for c in children}
+    by_fd = {c.channel._tailer.cursor.fd: c.event_path for c in children}
     real_pread = os.pread
 
     def pread(fd: int, count: int, offset: int) -> bytes:
@@ -80,7 +80,7 @@ def test_an_idle_child_is_never_touched(monkeypatch: pytest.MonkeyPatch) -> None
         reads: list[str] = []
         stats: list[int] = []
         waits: list[int] = []
-        fds = {c.channel._tailer._cursor._fd for c in children}
+        fds = {c.channel._tailer.cursor.fd for c in children}
         real_fstat, real_waitpid = os.fstat, os.waitpid
         _spy_on_reads(monkeypatch, children, reads)
         monkeypatch.setattr(os, "fstat", lambda fd: (stats.append(fd) if fd in fds else None) or real_fstat(fd))
@@ -126,9 +126,9 @@ def _count_rounds(hub: Hub) -> list[int]:
     rounds = [0]
     real = hub._round
 
-    def counted() -> Any:
+    def counted(raw: bool) -> Any:
         rounds[0] += 1
-        return real()
+        return real(raw)
 
     hub._round = counted  # type: ignore[method-assign]
     return rounds

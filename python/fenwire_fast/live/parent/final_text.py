@@ -171,12 +171,10 @@ class FinalTextRead:
         self._directory: PrivateDirectory | None = None
         self._prefix = ""
         self._cap = 0
-        #: bytes read so far
-        self._size = 0
+        self._size = 0  # bytes read so far
         #: the text decoded so far (grown in place, see :meth:`_append`)
         self._text = ""
-        #: characters of the prefix found at the start of the text so far
-        self._matched = 0
+        self._matched = 0  # characters of the prefix found at the start of the text so far
         self._decoder = _utf8_decoder()
         self._buffer = bytearray()
         #: called with the whole text after the last check and before the file is removed (a

@@ -40,17 +40,16 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..proc import reaper
-from ..proc.backoff import Backoff
-from ..proc.limits import ensure_open_files
-from ..proc.wakeups import KERNEL, WakeupsUnavailable, choose, unwatchable
+from ..proc.wakeups import KERNEL, choose
 from . import roots
 from .durable import Manifest, StateDir
+from .hub_children import HubChildren
 from .hub_drivers import KernelDriver, PollDriver
-from .spawn import LiveChild, spawn
+from .hub_durable import HubDurable
+from .spawn import LiveChild
 from .tracing import resolve as resolve_trace
 
 if TYPE_CHECKING:
@@ -67,11 +66,7 @@ Batch = tuple[LiveChild, list[dict[str, Any]]]
 RawBatch = tuple[LiveChild, "ScanBatch"]
 
 
-#: the locks of the roots of hubs that were detached: held until this process ends
-_DETACHED_ROOTS: list[int] = []
-
-
-class Hub:
+class Hub(HubChildren, HubDurable):
     """A set of live children drained fairly, woken by the kernel; see the module docstring.
 
     ``wakeups``: ``"auto"`` (the default, else ``$FENWIRE_WAKEUPS``), ``"kernel"`` (raise
@@ -127,93 +122,22 @@ class Hub:
         self._root: tuple[str, int] | None = None
         roots.sweep_orphaned_roots(roots.HUB_PREFIX)  # what parents killed on this host left
 
-    @property
-    def wakeups(self) -> str:
-        """``"kernel"`` or ``"poll"``: what wakes the hub now."""
-        return self._driver.mode
-
-    def backoff(self) -> Backoff:
-        """A back-off like the polling hub's: ``min_sleep`` doubling up to ``max_sleep``."""
-        return Backoff(self.min_sleep, self.max_sleep)
-
-    # -- children -------------------------------------------------------------------------------
-
-    def add(self, child: LiveChild) -> LiveChild:
-        """Adopt a child started elsewhere."""
-        ensure_open_files(len(self.children) + 1)
-        self.children.append(child)
-        self._unfinished[child] = None
-        if isinstance(self._driver, KernelDriver):
-            why = unwatchable(child.event_path)
-            try:
-                if why is not None:
-                    raise WakeupsUnavailable(why)
-                self._driver.add(child, len(self.children) - 1)
-            except OSError as exc:
-                if self._forced:
-                    raise
-                self._fall_back(f"cannot watch {child.event_path}: {exc.strerror or exc}")
-        return child
-
-    def _fall_back(self, why: str) -> None:
-        """Poll from now on (the same children, the same API)."""
-        self._driver.close()
-        self._driver = PollDriver(self.children, self.min_sleep, self.max_sleep)
-        self.wakeups_reason = why
-
-    def spawn(self, prompt: str | None = None, *, run: str | None = None, **kwargs: Any) -> LiveChild:
-        """:func:`~fenwire_fast.live.parent.spawn.spawn` a child (``run`` defaults to ``child-N``, ``N`` one
-        past every ``child-N`` this hub, or the state dir it attached, has seen) and adopt it.
-
-        Raises :class:`~fenwire_fast.live.proc.limits.OpenFileLimit` when the open-file limit cannot
-        make room for one more child."""
-        ensure_open_files(len(self.children) + 1)
-        if run is None:
-            self._numbered = max(self._numbered, len(self.children)) + 1
-            run = f"child-{self._numbered}"
-        if self.stall_timeout is not None:
-            kwargs.setdefault("stall_timeout", self.stall_timeout)
-        if self.state is not None:
-            kwargs["state"] = self.state
-        elif kwargs.get("directory") is None:
-            kwargs["directory"] = self._private_root()
-        kwargs.setdefault("trace", self.telemetry if self.telemetry is not None else False)
-        return self.add(spawn(prompt, run=run, **kwargs))
-
-    def _count(self, manifests: Iterable[Manifest]) -> None:
-        """Take every ``child-N`` run id of ``manifests`` as handed out already."""
-        for manifest in manifests:
-            number = manifest.run.removeprefix("child-")
-            if number.isdigit() and number.isascii() and len(number) < 20:
-                self._numbered = max(self._numbered, int(number))
-
-    def _private_root(self) -> str:
-        """This hub's root (see :mod:`~fenwire_fast.live.parent.roots`): its lock goes with the process
-        however it dies, and the next hub on the host then removes what is left in it."""
-        if self._root is None:
-            self._root = roots.locked_root(roots.HUB_PREFIX, sweep=False)
-        return self._root[0]
-
-    @property
-    def active(self) -> list[LiveChild]:
-        """Children that have not finished yet."""
-        return [c for c in self.children if not c.finished]
-
-    @property
-    def finished(self) -> bool:
-        """Every child has finished."""
-        return all(c.finished for c in self._unfinished)
-
     # -- rounds ---------------------------------------------------------------------------------
 
     def poll_batches(self) -> list[Batch]:
         """One fair round, never blocking: a bounded poll of every child with something to do;
         return ``(child, messages)`` for each that brought messages."""
-        return list(self._round())
+        return list(self._round(False))
 
-    def _round(self) -> Iterator[Batch]:
+    def poll_raw_batches(self) -> list[RawBatch]:
+        """:meth:`poll_batches` for a forwarder: ``(child, ScanBatch)`` for each batch brought."""
+        return list(self._round(True))
+
+    def _round(self, raw: bool) -> Iterator[tuple[LiveChild, Any]]:
         """One fair round, handing over each child's read as soon as it is made (so a consumer
-        is done with one batch before the next is read: memory stays small and warm)."""
+        is done with one batch before the next is read: memory stays small and warm): ``(child,
+        messages)`` per read, or with ``raw`` ``(child, batch)`` per :class:`~fenwire_fast.ScanBatch`
+        (through :meth:`LiveChild.read`, with the same supervision and rules)."""
         driver = self._driver
         if isinstance(driver, KernelDriver) and driver.broken is not None:
             self._fall_back(driver.broken)
@@ -224,10 +148,12 @@ class Hub:
         due = driver.due()
         monotonic = time.monotonic
         again = driver.again  # the children to poll next round (a dict: child -> reap)
+        hot = not raw  # a plain read of dicts has a hot path; raw batches always take LiveChild.read
         for child, woken, reap in due:
-            if not reap:
+            if hot and not reap:
                 # the hot path: no timer due and no process to ask about, so a plain read (only
-                # the run's own messages, none that changes the mirrored state) needs no more
+                # the run's own messages, none that changes the mirrored state) needs no more.
+                # LiveChild.read's accounting is made here, inline: a call per read costs ~3 %.
                 fast = child.channel.poll_hot()
                 if fast is not None:
                     if fast:
@@ -244,75 +170,61 @@ class Hub:
                     else:
                         driver.polled(child, reap)
                     continue
-            messages, _errors = child.poll(woken=woken, reap=reap)
+            items, _errors = child.read(raw, woken=woken, reap=reap)
             driver.polled(child, reap)
             if child.finished:
                 self._unfinished.pop(child, None)
                 if durable:
                     uncommitted[child] = None  # a finished run is closed at the next commit
-            if messages:
+            if items:
                 brought = True
                 if durable:
-                    child.delivered_seq = messages[-1]["seq"]
                     uncommitted[child] = None
-                yield child, messages
+                if not raw:
+                    yield child, items
+                elif durable and len(items) > 1:
+                    for batch in items:  # a commit between them counts up to the one handed over
+                        child.delivered_seq = batch.seqs[-1]
+                        uncommitted[child] = None
+                        yield child, batch
+                else:
+                    for batch in items:
+                        yield child, batch
         if brought:
             self._brought = True
             driver.progress()
 
-    def poll_raw_batches(self) -> list[RawBatch]:
-        """:meth:`poll_batches` for a forwarder: ``(child, ScanBatch)`` for each batch brought."""
-        return list(self._raw_round())
+    def _drain(self, raw: bool) -> Iterator[tuple[LiveChild, Any]]:
+        """Rounds until every child has finished, sleeping between rounds that bring nothing."""
+        while not self.finished:
+            yield from self._round(raw)
+            if not self._brought:
+                self._driver.wait(None)
 
-    def _raw_round(self) -> Iterator[RawBatch]:
-        """:meth:`_round` through :meth:`LiveChild.poll_raw`: the same supervision and rules."""
-        driver = self._driver
-        if isinstance(driver, KernelDriver) and driver.broken is not None:
-            self._fall_back(driver.broken)
-            driver = self._driver
-        brought = self._brought = False
-        durable = self.state is not None
-        uncommitted = self._uncommitted
-        for child, woken, reap in driver.due():
-            batches, _errors = child.poll_raw(woken=woken, reap=reap)
-            driver.polled(child, reap)
-            if child.finished:
-                self._unfinished.pop(child, None)
-                if durable:
-                    uncommitted[child] = None
-            for batch in batches:
+    async def _drain_async(self, raw: bool) -> AsyncIterator[tuple[LiveChild, Any]]:
+        """:meth:`_drain` for asyncio: sleeps on the kernel's wake-ups through the event loop."""
+        import asyncio
+
+        while not self.finished:
+            brought = False
+            for batch in self._round(raw):
                 brought = True
-                if durable:
-                    child.delivered_seq = batch.seqs[-1]
-                    uncommitted[child] = None
-                yield child, batch
-        if brought:
-            self._brought = True
-            driver.progress()
+                yield batch
+            if brought:
+                await asyncio.sleep(0)  # a busy hub still lets other tasks run
+            else:
+                await self._driver.wait_async(None)
 
     def raw_batches(self) -> Iterator[RawBatch]:
         """Yield ``(child, batch)`` per read until every child has finished, each ``batch`` a
         :class:`~fenwire_fast.ScanBatch` of the child's own lines as it wrote them (no dict per
         event). The supervision, status, final-text and durable rules are those of
         :meth:`batches`; a hub's children hand over either dicts or batches, not both."""
-        while not self.finished:
-            yield from self._raw_round()
-            if not self._brought:
-                self._driver.wait(None)
+        return self._drain(True)
 
-    async def raw_batches_async(self) -> AsyncIterator[RawBatch]:
+    def raw_batches_async(self) -> AsyncIterator[RawBatch]:
         """:meth:`raw_batches` for asyncio."""
-        import asyncio
-
-        while not self.finished:
-            brought = False
-            for batch in self._raw_round():
-                brought = True
-                yield batch
-            if brought:
-                await asyncio.sleep(0)
-            else:
-                await self._driver.wait_async(None)
+        return self._drain_async(True)
 
     def poll(self) -> list[Item]:
         """One fair round (see :meth:`poll_batches`), as ``(child, event)`` pairs."""
@@ -331,10 +243,7 @@ class Hub:
 
     def batches(self) -> Iterator[Batch]:
         """Yield ``(child, messages)`` per read until every child has finished; sleeps between."""
-        while not self.finished:
-            yield from self._round()
-            if not self._brought:
-                self._driver.wait(None)
+        return self._drain(False)
 
     def __iter__(self) -> Iterator[Item]:
         """Yield ``(child, event)`` as events arrive, until every child has finished."""
@@ -363,19 +272,9 @@ class Hub:
 
     # -- asyncio --------------------------------------------------------------------------------
 
-    async def batches_async(self) -> AsyncIterator[Batch]:
+    def batches_async(self) -> AsyncIterator[Batch]:
         """:meth:`batches` for asyncio: sleeps on the kernel's wake-ups through the event loop."""
-        import asyncio
-
-        while not self.finished:
-            brought = False
-            for batch in self._round():
-                brought = True
-                yield batch
-            if brought:
-                await asyncio.sleep(0)  # a busy hub still lets other tasks run
-            else:
-                await self._driver.wait_async(None)
+        return self._drain_async(False)
 
     async def stream(self) -> AsyncIterator[Item]:
         """The asyncio twin of iterating the hub: ``(child, event)`` pairs."""
@@ -404,119 +303,3 @@ class Hub:
         except TimeoutError:
             raise TimeoutError(f"{len(self.active)} children still running after {timeout} s") from None
         return {c.run: c.status for c in self.children}
-
-    # -- durable runs -------------------------------------------------------------------------------
-
-    def commit(self) -> int:
-        """Record that every event handed over so far has been handled; return how many runs that
-        moved. A run also closes once it finished and all its events were committed
-        (:meth:`attach` leaves it alone then). Needs a ``state_dir``.
-
-        After a restart, :meth:`attach` hands over again every event after the last commit (at
-        least once), and none before it. The positions go to the state dir's commit log in one
-        ``write`` (see :mod:`~fenwire_fast.live.parent.durable`), so committing after every batch is
-        cheap. Raises ``OSError`` when the log cannot be written."""
-        state = self.state
-        if state is None:
-            raise RuntimeError("commit() needs a durable hub: Hub(state_dir=...)")
-        now = time.time()
-        records: list[tuple[str, int, float, str | None, str | None]] = []
-        moved = []
-        for child in self._uncommitted:
-            run = child.durable
-            position = run.commit(child) if run is not None else None
-            if run is not None and position is not None:
-                records.append((run.manifest.name, position[0], now, position[1], position[2]))
-                moved.append((run, position))
-        state.record_commits(records)  # one write; raises before anything is taken as recorded
-        for run, (seq, status, mark) in moved:
-            run.committed(seq, status, now, mark)
-        for child in [c for c in self._uncommitted if c.durable is None or c.durable.settled(c)]:
-            del self._uncommitted[child]
-        return len(records)
-
-    @classmethod
-    def attach(cls, state_dir: str | os.PathLike[str], **kwargs: Any) -> Hub:
-        """A hub over every unfinished run in ``state_dir`` (left by a parent that died, or that
-        called :meth:`detach`): a child still running is adopted (a pidfd, checked against its
-        start time, so a reused pid is never taken for it), one that ended meanwhile is read to
-        its end. Each run's status, unacknowledged controls and final text are rebuilt from its
-        files, control ``seq`` goes on after the last one sent, and the events after the last
-        commit are handed over again. ``kwargs`` are :class:`Hub`'s. Manifests that cannot be
-        used are listed in :attr:`attach_errors`. Raises
-        :class:`~fenwire_fast.live.parent.durable.StateDirBusy` when another hub holds the state dir,
-        ``FileNotFoundError`` when there is no such directory."""
-        from .adopt import AdoptError, adopt
-
-        if not os.path.isdir(state_dir):  # a typo must not look like a state dir with no runs
-            raise FileNotFoundError(f"no state dir at {os.fspath(state_dir)}")
-        hub = cls(state_dir=state_dir, **kwargs)
-        assert hub.state is not None
-        try:
-            for name, manifest in hub.state.manifests():
-                if isinstance(manifest, str):
-                    hub.attach_errors.append(f"{name}: {manifest}")
-                    continue
-                if not manifest.closed:
-                    # a child this process detached is reaped by its new handle from now on
-                    waiting = reaper.take(manifest.pid) if manifest.pid is not None else None
-                    try:
-                        child = adopt(hub.state, manifest, stall_timeout=hub.stall_timeout)
-                    except AdoptError as exc:
-                        if waiting is not None:
-                            reaper.put_back(waiting)
-                        hub.attach_errors.append(str(exc))
-                        continue
-                    if waiting is not None:
-                        reaper.release(waiting)
-                    hub.add(child)
-        except BaseException:
-            hub.detach()
-            raise
-        return hub
-
-    def detach(self) -> None:
-        """Let go of every child without stopping it (files, descriptors and the state dir's lock
-        are released): the runs of a durable hub are taken up again with :meth:`attach`. What was
-        not committed is handed over again then. Each child's handle is detached
-        (:meth:`LiveChild.detach`: it raises :class:`~fenwire_fast.live.parent.spawn.ChildDetached` when
-        used), and a child this process started is still reaped when it ends."""
-        self._driver.close()
-        for child in self.children:
-            child.detach()
-        self._unfinished.clear()
-        if self._root is not None:  # the children run on: their directories stay, locked, until this process ends
-            _DETACHED_ROOTS.append(self._root[1])
-            self._root = None
-        self._close_state()
-
-    def _close_state(self) -> None:
-        if self.state is not None:
-            self.state.close()
-
-    # -- closing --------------------------------------------------------------------------------
-
-    def close(self) -> None:
-        """Kill what still runs, reap every process, remove the private directories and close the
-        kernel descriptors. A durable hub keeps its state dir (the runs are then read to their end
-        by :meth:`attach`); :meth:`detach` leaves the children running instead."""
-        self._driver.close()
-        for child in self.children:
-            child.cleanup()
-        self._unfinished.clear()
-        if self._root is not None:
-            roots.release_root(*self._root)
-            self._root = None
-        self._close_state()
-
-    def __enter__(self) -> Hub:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    async def __aenter__(self) -> Hub:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.close()

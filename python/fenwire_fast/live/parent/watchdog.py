@@ -19,6 +19,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .supervision import Supervision
+
 if TYPE_CHECKING:
     from ..proc.group import ProcessGroup
     from .channel import Channel
@@ -26,9 +28,10 @@ if TYPE_CHECKING:
 __all__ = ["StallWatchdog"]
 
 
-class StallWatchdog:
+class StallWatchdog(Supervision):
     """The watchdog's part of :class:`~fenwire_fast.live.parent.spawn.LiveChild` (a base class: it reads the
-    child's channel, group and controls, and sends ``cancel`` through the child)."""
+    child's channel, group and controls, and sends ``cancel`` through the child; the rest of the
+    child's supervision, the backstop it arms, is :class:`~fenwire_fast.live.parent.supervision.Supervision`)."""
 
     channel: Channel
     group: ProcessGroup
@@ -42,12 +45,6 @@ class StallWatchdog:
     #: the watchdog's verdict, once it fired: ``stalled: no event for S s``
     stalled: str | None
     _stall_timed: bool
-
-    def send(self, type_: str, payload: dict[str, Any] | None = None) -> int:
-        raise NotImplementedError
-
-    def _arm(self, delay: float, reason: str) -> None:
-        raise NotImplementedError
 
     def _stall_due(self) -> float | None:
         """When the watchdog fires unless an event comes first; ``None`` while it does not watch:
