@@ -187,11 +187,8 @@ class LiveChild(ControlVerbs, ChannelStatus, StallWatchdog):
         trace = self.trace
         if trace is not None:
             if items:
-                if raw:
-                    for batch in items:
-                        trace.observe_raw(batch, self)
-                else:
-                    trace.observe(items, self)
+                for batch in items if raw else (items,):
+                    trace.observe(batch, self, raw=raw)
             if self._finished:
                 trace.finish(self)
         return items, errors

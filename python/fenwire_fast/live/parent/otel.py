@@ -35,7 +35,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from opentelemetry import context as otel_context
 from opentelemetry import metrics, trace
@@ -160,7 +160,7 @@ class Telemetry:
 class RunTrace:
     """One run's spans and its counts, fed by the parent's reads (see the module docstring).
 
-    :meth:`observe` / :meth:`observe_raw` take each delivered batch, :meth:`control` each control
+    :meth:`observe` takes each delivered batch (dicts or raw), :meth:`control` each control
     sent, :meth:`finish` the end of the run. :attr:`env` is ``TRACEPARENT`` (and ``TRACESTATE``) for
     the child. Nothing here raises: a failure ends this run's tracing (:attr:`broken` says why)."""
 
@@ -205,23 +205,19 @@ class RunTrace:
 
     # -- feeding --------------------------------------------------------------------------------
 
-    def observe(self, messages: Sequence[dict[str, Any]], child: Traced | None = None) -> None:
-        """A batch of delivered events: count them; walk it only when it has a span's event."""
+    def observe(
+        self, batch: Sequence[dict[str, Any]] | ScanBatch, child: Traced | None = None, *, raw: bool = False
+    ) -> None:
+        """A delivered batch (dicts, or with ``raw`` a :class:`ScanBatch`): its events counted by type
+        and the ones that open or close a span followed; a raw batch's types come from its column and
+        only its span lines are decoded. Never raises: a failure turns tracing off for the run."""
         if self._off:
             return
         try:
-            types = set(map(_type_of, messages))  # a set costs a third of a Counter per event
-            if len(types) == 1:  # the common batch: deltas only
-                only = types.pop()
-                self._counts[only] += len(messages)
-                walk = only in SPAN_TYPES
+            if raw:
+                self._take_raw(cast("ScanBatch", batch))
             else:
-                self._counts.update(map(_type_of, messages))
-                walk = not SPAN_TYPES.isdisjoint(types)
-            if walk:
-                for message in messages:
-                    if message["type"] in SPAN_TYPES:
-                        self.spans.on(message)
+                self._take_dicts(cast("Sequence[dict[str, Any]]", batch))
             self._batches += 1
             if not self._batches % FLUSH_EVERY and child is not None:
                 self._maybe_flush(child)
@@ -229,24 +225,33 @@ class RunTrace:
             self._break(exc)
 
     def observe_raw(self, batch: ScanBatch, child: Traced | None = None) -> None:
-        """:meth:`observe` for a raw batch: types counted from its column, only span lines decoded."""
-        if self._off:
-            return
-        try:
-            types = batch.types
-            codes = Counter(types)
-            self._code_counts.update(codes)
-            if not _SPAN_CODES.isdisjoint(codes):
-                for i, code in enumerate(types):
-                    if code in _SPAN_CODES:
-                        message, _ = decode(batch.line(i), "event")
-                        if message is not None:
-                            self.spans.on(message)
-            self._batches += 1
-            if not self._batches % FLUSH_EVERY and child is not None:
-                self._maybe_flush(child)
-        except Exception as exc:  # noqa: BLE001 - never raise in the parent
-            self._break(exc)
+        """:meth:`observe` of a raw batch."""
+        self.observe(batch, child, raw=True)
+
+    def _take_dicts(self, messages: Sequence[dict[str, Any]]) -> None:
+        types = set(map(_type_of, messages))  # a set costs a third of a Counter per event
+        if len(types) == 1:  # the common batch: deltas only
+            only = types.pop()
+            self._counts[only] += len(messages)
+            walk = only in SPAN_TYPES
+        else:
+            self._counts.update(map(_type_of, messages))
+            walk = not SPAN_TYPES.isdisjoint(types)
+        if walk:
+            for message in messages:
+                if message["type"] in SPAN_TYPES:
+                    self.spans.on(message)
+
+    def _take_raw(self, batch: ScanBatch) -> None:
+        types = batch.types
+        codes = Counter(types)
+        self._code_counts.update(codes)
+        if not _SPAN_CODES.isdisjoint(codes):
+            for i, code in enumerate(types):
+                if code in _SPAN_CODES:
+                    message, _ = decode(batch.line(i), "event")
+                    if message is not None:
+                        self.spans.on(message)
 
     def _maybe_flush(self, child: Traced) -> None:
         if time.monotonic() - self._flushed_at >= FLUSH_INTERVAL:
