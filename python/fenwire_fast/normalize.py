@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -211,6 +212,49 @@ def _get(mapping: object, key: str) -> Any:
     return None
 
 
+def _other_kinds(
+    kind: str, ev: dict[str, Any], out: dict[str, Any], budget: _Budget, keep_text: Callable[[str, object], None]
+) -> None:
+    """The fields of the kinds :func:`normalize` does not fill itself (the rarer ones: stream end,
+    LLM start and end, agent start and end, error, info), written into ``out``."""
+    get = ev.get
+    if kind == "assistant-stream-end":
+        out["final?"] = bool(get("final?"))
+    elif kind == "llm-start":
+        keep_text("provider", get("provider"))
+        keep_text("model", get("model"))
+    elif kind == "llm-end":
+        keep_text("stop-reason", get("stop-reason"))
+        usage = get("usage")
+        if isinstance(usage, dict):
+            out["usage"] = budget.copy(usage)
+    elif kind == "agent-started":
+        keep_text("provider", get("provider"))
+        keep_text("model", get("model"))
+        out.pop("cwd", None)
+        keep_text("cwd", get("cwd"))
+    elif kind == "agent-turn-complete":
+        keep_text("status", get("status"))
+        result = get("result")
+        out["summary"] = summarize(result if result else get("error"))
+        if get("error"):
+            out["error"] = summarize(get("error"))
+    elif kind == "error":
+        error = get("error")
+        out["error"] = summarize(error if error else get("text"))
+        keep_text("source", get("source"))
+    else:  # info
+        summary = get("summary")
+        out["summary"] = summarize(summary) if isinstance(summary, str) else summarize(ev)
+        refs = get("refs")
+        if isinstance(refs, (list, tuple)):
+            kept = [int(r) for r in refs if _is_pos(r)][:EVENT_TABLE_ENTRIES]
+            if len(kept) != len(refs):
+                budget.truncated = True
+            if kept:
+                out["refs"] = kept
+
+
 def normalize(event: object, meta: object = None, *, now: object = None) -> dict[str, Any]:
     """Normalize a display event for the wire. Never raises; see the module docstring."""
     ev: dict[str, Any] = event if isinstance(event, dict) else {}
@@ -220,10 +264,6 @@ def normalize(event: object, meta: object = None, *, now: object = None) -> dict
         ev = {"type": "info", "summary": summarize(event)}
     budget = _Budget()
     out: dict[str, Any] = {"type": kind, "timestamp": timestamp(now)}
-
-    def keep(key: str, value: object) -> None:
-        if value is not None:
-            out[key] = budget.copy(value)
 
     def keep_text(key: str, value: object) -> None:
         text = _opt_str(value)
@@ -270,41 +310,8 @@ def normalize(event: object, meta: object = None, *, now: object = None) -> dict
             out["content-index"] = index
         keep_text("delta", get("delta"))
         out["summary"] = summarize(get("delta"))
-    elif kind == "assistant-stream-end":
-        out["final?"] = bool(get("final?"))
-    elif kind == "llm-start":
-        keep_text("provider", get("provider"))
-        keep_text("model", get("model"))
-    elif kind == "llm-end":
-        keep_text("stop-reason", get("stop-reason"))
-        usage = get("usage")
-        if isinstance(usage, dict):
-            out["usage"] = budget.copy(usage)
-    elif kind == "agent-started":
-        keep_text("provider", get("provider"))
-        keep_text("model", get("model"))
-        out.pop("cwd", None)
-        keep_text("cwd", get("cwd"))
-    elif kind == "agent-turn-complete":
-        keep_text("status", get("status"))
-        result = get("result")
-        out["summary"] = summarize(result if result else get("error"))
-        if get("error"):
-            out["error"] = summarize(get("error"))
-    elif kind == "error":
-        error = get("error")
-        out["error"] = summarize(error if error else get("text"))
-        keep_text("source", get("source"))
-    else:  # info
-        summary = get("summary")
-        out["summary"] = summarize(summary) if isinstance(summary, str) else summarize(ev)
-        refs = get("refs")
-        if isinstance(refs, (list, tuple)):
-            kept = [int(r) for r in refs if _is_pos(r)][:EVENT_TABLE_ENTRIES]
-            if len(kept) != len(refs):
-                budget.truncated = True
-            if kept:
-                out["refs"] = kept
+    else:
+        _other_kinds(kind, ev, out, budget, keep_text)
     if budget.truncated:
         out["transport-truncated?"] = True
     return out

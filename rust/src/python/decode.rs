@@ -7,7 +7,8 @@ use pyo3::types::{PyBytes, PyString, PyTuple};
 use super::interned::{interned, Interned};
 use super::rejection::{bare_rejection, ok_pair, rejected_pair, rejection_to_py};
 use super::repeated::RepeatedValues;
-use super::sink::{Members, PySink};
+use super::sink::PySink;
+use super::template::Members;
 use super::validate::parse_direction;
 use crate::codec::{decode_with, DecodeError};
 use crate::schema::{

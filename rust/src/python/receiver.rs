@@ -13,7 +13,7 @@ use super::plain::RunCheck;
 use super::rejection::{ok_pair, rejected_pair, rejection_to_py};
 use super::repeated::RepeatedValues;
 use super::scanned::{rejections_list, scanned_list};
-use super::sink::Members;
+use super::template::Members;
 use super::validate::{checked_direction, parse_direction};
 use crate::codec::SeqState;
 use crate::drain::{scan_into, ReceiverState, Scan};

@@ -7,6 +7,7 @@ use pyo3::types::{PyBool, PyFloat, PyList, PyString};
 use super::ffi::{ascii_string, utf8_string};
 use super::interned::{Interned, SMALL_INTS};
 use super::repeated::RepeatedValues;
+use super::template::Members;
 use crate::json::{Number, Sink};
 use crate::message::MessageSink;
 use crate::schema::{short_eq, KeyId};
@@ -19,8 +20,6 @@ pub(super) struct PySink<'a, 'py> {
     /// Spare member buffers for objects being built (reused: no allocation per object).
     pub(super) pool: &'a mut Vec<Members<'py>>,
 }
-
-pub(super) type Members<'py> = Vec<(Bound<'py, PyString>, Bound<'py, PyAny>)>;
 
 /// The sink's error: a boxed `PyErr`, so every `Result` the parser passes around is two words
 /// and comes back in registers (a bare `PyErr` made each value-returning call go through memory).

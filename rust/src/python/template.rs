@@ -19,10 +19,13 @@
 
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyString};
 
 use super::ffi::{dict_set, presized_dict};
-use super::sink::Members;
+
+/// The members of an object being built, in the line's order: what a template is matched
+/// against and what the parser's sink fills.
+pub(super) type Members<'py> = Vec<(Bound<'py, PyString>, Bound<'py, PyAny>)>;
 
 /// Key sequences remembered: each may sit in one of four neighbouring slots chosen by a hash of
 /// its keys.

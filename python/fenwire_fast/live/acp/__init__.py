@@ -2,6 +2,8 @@
 
 - :mod:`~fenwire_fast.live.acp.agent`: :func:`bridge` and :class:`AcpBridge`, the agent side the
   presenter runs (needs the ``acp`` extra);
+- :mod:`~fenwire_fast.live.acp.process`: the agent's process, the loop the SDK runs on, and
+  ``close()``, which :class:`AcpBridge` is built on;
 - :mod:`~fenwire_fast.live.acp.client`: the ACP client the bridge answers requests with;
 - :mod:`~fenwire_fast.live.acp.mapping`: ACP session updates mapped onto Fen events.
 

@@ -13,15 +13,15 @@ to :data:`STOP_REASON_BYTES`.
 
 from __future__ import annotations
 
-import math
 import os
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ... import MAX_LINE_BYTES
 from ...text import scrub, utf8_prefix
 from .agent import TurnResult
+from .usage import add_usage
 
 if TYPE_CHECKING:
     from .event_writer import EventWriter
@@ -43,15 +43,6 @@ def wire_text(text: object) -> str | None:
         return None
     # an escape is at most 6 bytes for one character, and the note far less than 256
     return scrub(text, 6 * len(text) + 256)[0]
-
-
-def add_usage(total: dict[str, Any], usage: object) -> None:
-    """Add every finite number of the ``usage`` mapping into ``total``, key by key; ignore the rest."""
-    if not isinstance(usage, Mapping):
-        return
-    for key, value in usage.items():
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-            total[key] = total.get(key, 0) + value
 
 
 class RunResult:

@@ -10,7 +10,7 @@ from typing import Any
 
 from ...normalize import normalize
 from .agent import TurnInput, TurnInterrupted, TurnResult, Wait
-from .result import add_usage
+from .usage import add_usage
 
 __all__ = ["Turn", "TurnEnd", "PresenterTurnContext", "POST_INTERRUPT_ITEMS", "trace_context"]
 
