@@ -93,3 +93,20 @@ def test_invalid_controls_are_refused_before_writing(tmp_path: Path) -> None:
         assert child.returncode == 1
     finally:
         child.cleanup()
+
+
+def _open_descriptors() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.parametrize("prompt", [None, "hello"])
+def test_a_spawn_that_fails_to_start_leaves_no_descriptor_open(tmp_path: Path, prompt: str | None) -> None:
+    missing = str(tmp_path / "no-such-agent")
+    with pytest.raises(FileNotFoundError):  # first: whatever the package opens once per process
+        spawn(prompt, command=[missing], directory=str(tmp_path), env=child_env())
+    before = _open_descriptors()
+    for _ in range(3):
+        with pytest.raises(FileNotFoundError):
+            spawn(prompt, command=[missing], directory=str(tmp_path), env=child_env())
+    assert _open_descriptors() - before == set()
+    assert os.listdir(tmp_path) == []  # the private directories are gone too

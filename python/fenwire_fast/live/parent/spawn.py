@@ -422,12 +422,15 @@ def spawn(
     what = _What(command, agent, agent_config, mock, acp)
     run_trace = telemetry.start_run(run, what.attributes(), env) if telemetry is not None else None
     files = _RunFiles.make(run, state, directory, timing, max_bytes, final_text_cap)
+    channel: Channel | None = None
     try:
         channel = files.channel(prompt, max_bytes, final_text_cap)
         argv, own = what.argv()
         child_env = _environment(files, env, own, timing, mock, run_trace, prompt)
         process, kept = _start(files, argv, child_env, own, cwd, term_grace)
     except BaseException as exc:
+        if channel is not None:
+            channel.close()  # the control file is open once the prompt is written
         files.remove(run_trace, exc)
         raise
     return _live_child(files, channel, process, timing, kept, run_trace)
