@@ -236,8 +236,11 @@ class _RunFiles:
             channel.send("prompt", {"text": prompt})
         return channel
 
-    def remove(self, run_trace: RunTrace | None, exc: BaseException) -> None:
-        """The spawn failed with ``exc``: end the run span, remove the directory and the manifest."""
+    def remove(self, run_trace: RunTrace | None, exc: BaseException, channel: Channel | None) -> None:
+        """The spawn failed with ``exc``: close the channel (its files are open once it exists),
+        end the run span, remove the directory and the manifest."""
+        if channel is not None:
+            channel.close()
         if run_trace is not None:
             run_trace.fail(exc)
         shutil.rmtree(self.base, ignore_errors=True)
@@ -429,8 +432,6 @@ def spawn(
         child_env = _environment(files, env, own, timing, mock, run_trace, prompt)
         process, kept = _start(files, argv, child_env, own, cwd, term_grace)
     except BaseException as exc:
-        if channel is not None:
-            channel.close()  # the control file is open once the prompt is written
-        files.remove(run_trace, exc)
+        files.remove(run_trace, exc, channel)
         raise
     return _live_child(files, channel, process, timing, kept, run_trace)
