@@ -120,3 +120,48 @@ def test_a_timeout_names_the_children_still_running_once(monkeypatch: pytest.Mon
     assert "None" not in text and text.count("still running") == 8, text  # a row for each of the first 8
     assert "    ... and 32 more, not finished\n" in text, text
     assert text.rstrip().endswith("FAIL")
+
+
+class _Recorder:
+    """A child handle that records what the demo sends it and is idle when told."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+        self.idle = True
+        self.finished = False
+        self.bytes = 0
+
+    def follow_up(self, text: str) -> int:
+        self.sent.append("follow-up")
+        return 2
+
+    def close(self) -> int:
+        self.sent.append("close")
+        return 3
+
+
+def test_a_follow_up_sent_to_an_idle_child_is_not_closed_behind() -> None:
+    """A slow parent reads a whole first turn at once: it sends the follow-up at the second delta
+    with the child already idle. The close must wait until a turn ended after the follow-up's ack
+    (before, it went right behind the follow-up, and the child acked it ahead of the new turn)."""
+    child = _Recorder()
+    track = demo.Track(child=child, role="follow-up", config=demo.default_config())  # type: ignore[arg-type]
+    by_child = {id(child): track}
+    run = "child-4"
+    turn = [
+        {"type": "turn-started", "seq": 3},
+        {"type": "assistant-text-delta", "seq": 4},
+        {"type": "assistant-text-delta", "seq": 5},
+        {"type": "turn-complete", "seq": 6},
+    ]
+    demo._take([(child, {**e, "run": run}) for e in turn], by_child, time.monotonic(), ())
+    assert child.sent == ["follow-up"] and track.trigger_seq == 2
+    demo._close_idle([track])
+    assert child.sent == ["follow-up"]  # idle, but nothing of the follow-up seen yet
+    ack = {"type": "control-ack", "seq": 7, "ref": 2, "status": "accepted", "run": run}
+    demo._take([(child, ack)], by_child, time.monotonic(), ())
+    demo._close_idle([track])
+    assert child.sent == ["follow-up"]  # acked: its turn has not ended
+    demo._take([(child, {"type": "turn-complete", "seq": 9, "run": run})], by_child, time.monotonic(), ())
+    demo._close_idle([track])
+    assert child.sent == ["follow-up", "close"]

@@ -153,9 +153,15 @@ def _close_idle(tracks: list[Track]) -> None:
             continue
         if track.role in ("finalize", "cancel"):
             continue
-        if track.trigger_seq is not None and child.idle:  # never after an exit: idle is "ready"
-            track.closed = True
-            child.close()
+        if track.trigger_seq is None or not child.idle:  # never after an exit: idle is "ready"
+            continue
+        # a steer or follow-up is closed after a turn ended past its ack: a child seen idle in the
+        # same read as the control was sent (a slow parent reads a whole turn at once) would get
+        # the close right behind it, ahead of the turn the follow-up starts
+        if track.trigger_seq and track.role in ("steer", "follow-up") and not track.settled:
+            continue
+        track.closed = True
+        child.close()
 
 
 def _check_injection(t: Track) -> list[str]:
@@ -351,6 +357,10 @@ def _take(
         track.events.append(event)
         if event["type"] == "control-ack" and "ref" in event:
             track.acks[int(event["ref"])] += 1
+            if event["ref"] == track.trigger_seq and event.get("status") == "rejected":
+                track.settled = True  # nothing follows a rejected control
+        elif event["type"] == "turn-complete" and track.trigger_seq and track.acks[track.trigger_seq]:
+            track.settled = True
         try:
             _drive(track, event)
         except lost:  # its node is lost: the run has failed, and the checks say so

@@ -111,6 +111,8 @@ class Track:
     trigger_seq: int | None = None
     closed: bool = False
     acks: Counter[int] = field(default_factory=Counter)
+    #: a turn ended after the control's ack: what the control started or changed is written
+    settled: bool = False
 
     @property
     def expected_status(self) -> str:
