@@ -142,7 +142,7 @@ def run_fleet(args: argparse.Namespace) -> dict[str, Any]:
             idle0, idle_actor0, idle_t0 = time.process_time(), ray.get([a.cpu.remote() for a in actors]), time.time()
             fleet.poll_batches(timeout=1.0)
             while time.time() - idle_t0 < 1.0:
-                fleet.poll_batches(timeout=1.0 - (time.time() - idle_t0))
+                fleet.poll_batches(timeout=max(0.0, 1.0 - (time.time() - idle_t0)))
             idle_s = time.time() - idle_t0
             idle_actor = [
                 b[0] - a[0] for a, b in zip(idle_actor0, ray.get([a.cpu.remote() for a in actors]), strict=True)
