@@ -128,3 +128,39 @@ def test_a_run_whose_process_was_never_found_signals_nobody(tmp_path: Path, monk
     finally:
         hub.close()
     assert 0 not in signalled
+
+
+def test_commit_at_commits_only_up_to_the_given_seq(tmp_path: Path) -> None:
+    """``commit_at``: a hub whose consumer hands events on commits what that consumer handled,
+    not what the hub handed over; a commit never goes back; the other children stay as they were."""
+    state = tmp_path / "state"
+    hub = Hub(state_dir=state)
+    try:
+        talker = hub.spawn("hi", env=child_env())
+        other = hub.spawn("hi", env=child_env())
+        idle = hub.spawn("hi", env=child_env())
+        for _child, _messages in hub.batches():
+            if talker.channel.idle and other.channel.idle and idle.channel.idle:
+                break
+        handed = talker.delivered_seq
+        assert handed >= 4
+        assert hub.commit_at({talker: 2}) == 1
+        assert talker.delivered_seq == handed  # the hub's own position is untouched
+        assert hub.commit_at({talker: 1}) == 0  # never back
+        assert hub.commit_at({other: 10**9}) == 1  # past what was handed over: what was
+        record = manifests(state)
+        assert record["child-1"].committed_seq == 2  # type: ignore[attr-defined]
+        assert record["child-2"].committed_seq == other.delivered_seq  # type: ignore[attr-defined]
+        assert record["child-3"].committed_seq == 0  # type: ignore[attr-defined]
+    finally:
+        hub.detach()
+    again = Hub.attach(state)
+    try:
+        seqs: dict[str, list[int]] = {}
+        for child, messages in again.poll_batches():
+            seqs.setdefault(child.run, []).extend(m["seq"] for m in messages)
+        assert seqs["child-1"][0] == 3  # after the commit at 2
+        assert "child-2" not in seqs  # committed to the end of what it wrote
+        assert seqs["child-3"][0] == 1  # never committed: all of it again
+    finally:
+        again.close()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..proc import reaper
@@ -50,13 +50,38 @@ class HubDurable:
         least once), and none before it. The positions go to the state dir's commit log in one
         ``write`` (see :mod:`~fenwire_fast.live.parent.durable`), so committing after every batch is
         cheap. Raises ``OSError`` when the log cannot be written."""
+        moved = self._record(list(self._uncommitted))
+        for child in [c for c in self._uncommitted if c.durable is None or c.durable.settled(c)]:
+            del self._uncommitted[child]
+        return moved
+
+    def commit_at(self, seqs: Mapping[LiveChild, int]) -> int:
+        """Record, for each child of ``seqs``, that its events up to that ``seq`` have been handled
+        (a seq past what this hub handed over counts as what it handed over, and a commit never
+        goes back); return how many runs that moved. For a hub whose consumer hands the events on and learns later how far the
+        last one went (a fleet's node actor, whose driver commits): nothing this hub handed over
+        beyond those seqs is taken as handled, and the other children are not committed at all.
+        Raises as :meth:`commit` does."""
+        handed = {child: child.delivered_seq for child in seqs}
+        try:
+            for child, seq in seqs.items():
+                run = child.durable
+                floor = run.manifest.committed_seq if run is not None else 0
+                child.delivered_seq = max(floor, min(seq, handed[child]))
+            return self._record(list(seqs))
+        finally:
+            for child, seq in handed.items():
+                child.delivered_seq = seq
+
+    def _record(self, children: list[LiveChild]) -> int:
+        """Record the delivered position of each of ``children`` (those that moved) in one write."""
         state = self.state
         if state is None:
             raise RuntimeError("commit() needs a durable hub: Hub(state_dir=...)")
         now = time.time()
         records: list[tuple[str, int, float, str | None, str | None]] = []
         moved = []
-        for child in self._uncommitted:
+        for child in children:
             run = child.durable
             position = run.commit(child) if run is not None else None
             if run is not None and position is not None:
@@ -65,8 +90,6 @@ class HubDurable:
         state.record_commits(records)  # one write; raises before anything is taken as recorded
         for run, (seq, status, mark) in moved:
             run.committed(seq, status, now, mark)
-        for child in [c for c in self._uncommitted if c.durable is None or c.durable.settled(c)]:
-            del self._uncommitted[child]
         return len(records)
 
     @classmethod
