@@ -50,6 +50,8 @@ class Supervision:
     _died: bool
     _draining: bool
     _kept: bool
+    #: a finished run's :attr:`error`, made once
+    _final_error: tuple[str | None] | None = None
 
     def send(self, type_: str, payload: dict[str, Any] | None = None) -> int:
         raise NotImplementedError
@@ -194,11 +196,17 @@ class Supervision:
     def error(self) -> str | None:
         """Why the run did not end well, when it did not: the watchdog's verdict first (``stalled:
         no event for S s``), then the exit's error, a channel error, or a failure; a child that died
-        without an ``exit`` line gets the last lines of its log too."""
+        without an ``exit`` line gets the last lines of its log too. Made once for a finished run
+        (the log is read then, and not at every look)."""
+        final = self._final_error
+        if final is not None:
+            return final[0]
         error = self._error()
-        if self.stalled is None:
-            return error
-        return self.stalled if error is None else f"{self.stalled}; {error}"
+        if self.stalled is not None:
+            error = self.stalled if error is None else f"{self.stalled}; {error}"
+        if self._finished:
+            self._final_error = (error,)
+        return error
 
     def _error(self) -> str | None:
         if self.channel.exit is not None and self.channel.exit.get("error"):
