@@ -8,6 +8,7 @@
   control file as it grows, one line per message (:mod:`fenwire_fast.cli.tail`); exit 2 if it cannot
   be opened.
 - ``fenwire runs PATH [--json] [--prune]``: the runs kept in a state dir (:mod:`fenwire_fast.cli.runs`).
+- ``fenwire fleet NAME --address HOST:PORT [--json]``: a named fleet's runs (:mod:`fenwire_fast.cli.fleet`).
 - ``fenwire schema [--direction event|control]``: print the protocol's JSON Schema (draft 2020-12)
   for one direction, or both in one document (:mod:`fenwire_fast.cli.schema`).
 - ``fenwire child``: run an agent as a live child over two files (:mod:`fenwire_fast.cli.child`; see
@@ -116,6 +117,19 @@ def _build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="first remove the closed runs (finished, every event committed); needs the state dir free of any hub",
     )
+    fleet = sub.add_parser(
+        "fleet",
+        help="list a named fleet's runs across its Ray nodes",
+        description="One line per run of a named fleet (Fleet(name=NAME)): its node, run id, pid, "
+        "status, and the committed seq beside the last seq read. Reads only: the driver that holds "
+        "the fleet goes on. Needs the ray extra.",
+    )
+    fleet.set_defaults(command_parser=fleet)
+    fleet.add_argument("name", help="the fleet's name")
+    fleet.add_argument("--address", required=True, help="the Ray cluster's head, HOST:PORT (or auto)")
+    fleet.add_argument("--namespace", default=None, help="the fleet's Ray namespace (default: fenwire)")
+    fleet.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the cluster and each node")
+    fleet.add_argument("--json", action="store_true", help="one JSON object per run")
     schema = sub.add_parser(
         "schema",
         help="print the protocol's JSON Schema, for parents and children in other languages",
@@ -146,6 +160,10 @@ def _command(name: str) -> Callable[[argparse.Namespace], int] | None:
         from .tail import tail_command
 
         return tail_command
+    if name == "fleet":
+        from .fleet import fleet_command
+
+        return fleet_command
     if name == "runs":
         from .runs import runs_command
 

@@ -59,6 +59,9 @@ class FleetChild(ControlVerbs):
         self.messages = 0
         #: bytes of the run's lines received by the driver
         self.bytes = 0
+        #: the last seq of the run that reached this driver, that was handed over to the caller,
+        #: and that was committed on its node (a named fleet: see ``Fleet.commit``)
+        self.received = self.handed = self.committed = 0
         self._receiver = Receiver("event", run=run)
 
     @property
@@ -80,9 +83,14 @@ class FleetChild(ControlVerbs):
             if raw:
                 batch = self._receiver.scan_batch(blob)
                 self.messages += len(batch)
+                if len(batch):
+                    self.received = batch.seqs[-1]
                 out.append((self, batch))
             else:
-                out.append((self, self._decode(blob)))
+                messages = self._decode(blob)
+                if messages:
+                    self.received = messages[-1]["seq"]
+                out.append((self, messages))
         if status is not None:
             take_status(self, status)
         return out

@@ -5,49 +5,77 @@ Ray cluster, sends them controls and takes their events from the nodes' actors
 
 from __future__ import annotations
 
-import importlib
+import socket
 import time
 from typing import Any
 
 from ..parent.tracing import resolve as resolve_trace
 from .child import ChildLost, FleetChild
 from .events import FleetEvents
+from .hold import FleetHold
+from .named import DEFAULT_NAMESPACE, FleetBusy, Ledger, check_name
 from .node import NodeHub, remove_if_orphaned
+from .node_durable import DurableNodeHub
+from .ray_modules import RAY
 
 # Ray is an optional extra: imported by name, so the package type-checks with or without it (typed Any)
-ray: Any
-RayActorError: Any
-NodeAffinitySchedulingStrategy: Any
-try:
-    ray = importlib.import_module("ray")
-    RayActorError = importlib.import_module("ray.exceptions").RayActorError
-    NodeAffinitySchedulingStrategy = importlib.import_module(
-        "ray.util.scheduling_strategies"
-    ).NodeAffinitySchedulingStrategy
-except ImportError:  # pragma: no cover - the fleet needs the ray extra; nothing else imports ray
-    ray = RayActorError = NodeAffinitySchedulingStrategy = None
+ray: Any = RAY.get("ray")
+RayActorError: Any = RAY.get("RayActorError")
+NodeAffinitySchedulingStrategy: Any = RAY.get("NodeAffinitySchedulingStrategy")
 
 
-__all__ = ["Fleet", "LOST_ROOT_WAIT"]
+__all__ = ["Fleet", "LOST_ROOT_WAIT", "CONNECT_TIMEOUT"]
 
 #: how long close() waits for a lost actor's last threads to let go of its root (seconds)
 LOST_ROOT_WAIT = 5.0
+#: how long the fleet waits for the cluster, and for an actor to start or answer a take (seconds)
+CONNECT_TIMEOUT = 60.0
 
 
-class Fleet(FleetEvents):
+class Fleet(FleetHold, FleetEvents):
     """Live children on the nodes of a Ray cluster; see :mod:`fenwire_fast.live.fleet`.
 
     ``address``: the cluster to join (``ray.init(address=...)``); ``None`` starts a local one (or
-    uses the one this process is already connected to). ``ray_init_kwargs`` go to ``ray.init``.
-    :meth:`close` stops every child and actor; it shuts down only a cluster it started."""
+    uses the one this process is already connected to). A Ray Client address (``ray://``) is
+    refused: the driver must run on a machine of the cluster. ``connect_timeout``: how long to wait
+    for the cluster and for an actor to start (seconds, default :data:`CONNECT_TIMEOUT`).
+    ``ray_init_kwargs`` go to ``ray.init``. :meth:`close` stops every child and actor; it shuts
+    down only a cluster it started.
 
-    def __init__(self, address: str | None = None, **ray_init_kwargs: Any) -> None:
+    ``name`` makes the fleet **named** and durable: its actors are detached named Ray actors in
+    ``namespace`` (default ``"fenwire"``), each with a durable hub whose state dir is under
+    ``state_root`` on its node (default: ``<tmp>/fenwire-named-fleet-<name>``); the runs outlive
+    this driver (:meth:`commit`, :meth:`detach`, :meth:`attach`) and their actor's process (Ray
+    restarts it; it takes the runs up again). Raises ``ValueError`` when a fleet of that name
+    already exists there (:meth:`attach` takes it up)."""
+
+    def __init__(
+        self,
+        address: str | None = None,
+        *,
+        name: str | None = None,
+        namespace: str | None = None,
+        state_root: str | None = None,
+        connect_timeout: float | None = None,
+        **ray_init_kwargs: Any,
+    ) -> None:
         if ray is None:
             raise ImportError("fenwire_fast.live.fleet needs Ray: pip install 'fenwire_fast[ray]'")
+        attaching = bool(ray_init_kwargs.pop("_attach", False))
+        _refuse_client(address)
+        self.connect_timeout = CONNECT_TIMEOUT if connect_timeout is None else _seconds(connect_timeout)
+        self.name = check_name(name) if name is not None else None
+        self.namespace = DEFAULT_NAMESPACE if namespace is None else check_name(namespace)
+        self.state_root = state_root
         self._own = False
         if not ray.is_initialized():
-            ray.init(address=address, **ray_init_kwargs)
+            _connect(address, self.connect_timeout, ray_init_kwargs)
             self._own = True
+        elif address not in (None, "auto", "local") and ray.get_runtime_context().gcs_address != address:
+            raise ValueError(
+                f"this process is connected to the Ray cluster at {ray.get_runtime_context().gcs_address}, "
+                f"not {address}: ray.shutdown() first, or leave address out"
+            )
         self.children: list[FleetChild] = []
         self._runs: dict[str, FleetChild] = {}
         self._actors: dict[str, Any] = {}
@@ -58,50 +86,31 @@ class Fleet(FleetEvents):
         self._numbered = 0
         #: Ray calls made by the driver (spawns, controls, polls): for measurements
         self.ray_calls = 0
-        self._remote = ray.remote(num_cpus=0, max_restarts=0, max_concurrency=1000)(NodeHub)
+        self._token = self.new_token()
+        self._takeover = False
+        self._ledger: Ledger | None = None
+        if self.name is None:
+            self._remote = ray.remote(num_cpus=0, max_restarts=0, max_concurrency=1000)(NodeHub)
+            return
+        self._remote = ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=0, max_concurrency=1000)(DurableNodeHub)
+        self._ledger = Ledger(RAY["kv"], self.namespace, self.name)
+        if not attaching:
+            self._found()
+
+    def _found(self) -> None:
+        """Record a new named fleet in the cluster (refused when one of that name exists)."""
+        from ... import __version__
+
+        assert self._ledger is not None
+        if self._ledger.meta() is not None:
+            self._forget_ray()
+            raise ValueError(
+                f"a fleet named {self.name!r} already exists in Ray namespace {self.namespace!r}: "
+                "Fleet.attach(...) takes it up"
+            )
+        self._ledger.put_meta({"version": __version__, "state_root": self.state_root})
 
     # -- nodes ----------------------------------------------------------------------------------
-
-    def nodes(self) -> list[str]:
-        """The ids of the alive nodes not lost to this fleet."""
-        return [n["NodeID"] for n in ray.nodes() if n.get("Alive") and n["NodeID"] not in self._lost]
-
-    def _gone(self, node: str, run: str | None = None) -> ChildLost:
-        """The error for a control or spawn on a lost node (naming the run, when there is one)."""
-        where = f"{run}: node {node}" if run is not None else f"node {node}"
-        return ChildLost(f"{where} is lost: {self._lost[node]}")
-
-    def _actor(self, node: str) -> Any:
-        """The node's actor, started (and polled) the first time; raises :class:`ChildLost` for a lost node."""
-        if node in self._lost:
-            raise self._gone(node)
-        actor = self._actors.get(node)
-        if actor is None:
-            strategy = NodeAffinitySchedulingStrategy(node_id=node, soft=False)
-            actor = self._remote.options(scheduling_strategy=strategy).remote(node)
-            try:
-                self._where[node] = ray.get(actor.where.remote())
-            except RayActorError as exc:
-                self._lose(node, exc)
-                raise self._gone(node) from None
-            self._actors[node] = actor
-            self._polls[actor.poll.remote()] = node
-            self.ray_calls += 2
-        return actor
-
-    def implementations(self) -> dict[str, str]:
-        """The backend (``"rust"`` or ``"python"``) of ``fenwire_fast`` on each node the fleet has
-        an actor on: a node whose package lacks the Rust extension drains its children slower."""
-        return {node: ray.get(actor.implementation.remote()) for node, actor in self._actors.items()}
-
-    def _least_loaded(self) -> str:
-        load = {n: 0 for n in self.nodes()}
-        if not load:
-            raise RuntimeError("no alive node in the cluster")
-        for c in self.children:
-            if not c.finished and c.node in load:
-                load[c.node] += 1
-        return min(load, key=lambda n: load[n])
 
     # -- children -------------------------------------------------------------------------------
 
@@ -140,40 +149,42 @@ class Fleet(FleetEvents):
             try:
                 actor = self._actor(node)
                 self.ray_calls += 1
-                pid = ray.get(actor.spawn.remote(prompt, run, options))
+                if self.name is None:
+                    pid = ray.get(actor.spawn.remote(prompt, run, options))
+                else:
+                    pid = ray.get(actor.spawn_held.remote(self._token, prompt, run, options))
                 break
             except (RayActorError, ChildLost) as exc:
                 self._lose(node, exc)
                 if chosen is not None:  # automatic placement tries the next node
                     raise self._gone(node) from None
-        child = FleetChild(self, run, node, pid)
-        self.children.append(child)
-        self._runs[run] = child
-        return child
+            except FleetBusy as exc:
+                raise FleetBusy(str(exc)) from None
+        if self._ledger is not None:
+            self._ledger.placed(run, node)
+        return self._adopt_child(FleetChild(self, run, node, pid))
 
     def _send(self, child: FleetChild, type_: str, payload: dict[str, Any] | None) -> int:
         """Send ``child`` a control through its node's actor (one Ray call); returns its ``seq``."""
         if child.node in self._lost:
             raise self._gone(child.node, child.run)
-        self.ray_calls += 1
-        try:
-            seq: int = ray.get(self._actor(child.node).send.remote(child.run, type_, payload))
-        except RayActorError as exc:
-            self._lose(child.node, exc)
-            raise self._gone(child.node, child.run) from None
-        return seq
-
-    def _lose(self, node: str, exc: BaseException) -> None:
-        """End the node's unfinished runs as failed, once each."""
-        if node in self._lost:
-            return
-        why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        self._lost[node] = why
-        self._actors.pop(node, None)
-        self._polls = {ref: n for ref, n in self._polls.items() if n != node}
-        for child in self.children:
-            if child.node == node:
-                child._lose(why)
+        for _attempt in range(2):
+            actor = self._actor(child.node)
+            self.ray_calls += 1
+            try:
+                if self.name is None:
+                    seq: int = ray.get(actor.send.remote(child.run, type_, payload))
+                else:
+                    seq = ray.get(actor.send_held.remote(self._token, child.run, type_, payload))
+                return seq
+            except RayActorError as exc:
+                # a named fleet's actor restarted: take it again and send once more (a control
+                # written just before the actor died may then arrive twice, under two seqs)
+                if not self._retake(child.node, exc):
+                    break
+            except FleetBusy as exc:
+                raise FleetBusy(str(exc)) from None
+        raise self._gone(child.node, child.run)
 
     # -- events ---------------------------------------------------------------------------------
 
@@ -184,11 +195,11 @@ class Fleet(FleetEvents):
         try:
             answer = ray.get(ref)
         except RayActorError as exc:
-            self._lose(node, exc)
+            self._retake(node, exc)
             return []
-        actor = self._actors[node]
-        self._polls[actor.poll.remote()] = node
-        self.ray_calls += 1
+        except FleetBusy as exc:
+            raise FleetBusy(str(exc)) from None
+        self._poll_actor(node, self._actors[node])
         out: list[Any] = []
         for run, blob, status in answer:
             out.extend(self._runs[run]._take(blob, status, raw))
@@ -208,24 +219,36 @@ class Fleet(FleetEvents):
     # -- closing --------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Stop every child and actor; shut Ray down only when this fleet started it."""
+        """Stop every child and actor; shut Ray down only when this fleet started it. A named
+        fleet is removed whole: its runs end, its actors go and, on each node, its state dir."""
         for node, actor in self._actors.items():
             if node in self._lost:
                 continue
             try:
-                ray.get(actor.close.remote(), timeout=30)
+                if self.name is None:
+                    ray.get(actor.close.remote(), timeout=30)
+                else:
+                    ray.get(actor.close_held.remote(self._token), timeout=30)
+            except FleetBusy:
+                raise
             except Exception:  # noqa: BLE001 - a lost actor took its children with it
                 pass
-            ray.kill(actor)
+            ray.kill(actor, no_restart=True)
         for child in self.children:
             child._close()
         self._actors.clear()
         self._polls.clear()
+        if self._ledger is not None:
+            self._ledger.clear()
         # the roots of lost actors, where they are on this host (a local cluster); a root on
         # another host goes with the next fleet actor's sweep there
         for node in self._lost:
-            if node in self._where:
+            if node in self._where and self.name is None:
                 remove_if_orphaned(self._where[node][1], wait=LOST_ROOT_WAIT)
+        self._forget_ray()
+
+    def _forget_ray(self) -> None:
+        """Shut Ray down when this fleet started it."""
         if self._own:
             ray.shutdown()
             self._own = False
@@ -247,3 +270,32 @@ def _traced(options: dict[str, Any], trace: Any) -> dict[str, Any]:
         if context:
             options["env"] = {**(options.get("env") or {}), **context}
     return options
+
+
+def _seconds(value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"connect_timeout must be a positive number of seconds, not {value!r}")
+    return float(value)
+
+
+def _refuse_client(address: str | None) -> None:
+    """A Ray Client address (``ray://``) is refused: the driver's long polls, its actors' detached
+    lifetimes and its key-value records need a driver on a machine of the cluster."""
+    if address is not None and address.startswith("ray://"):
+        raise ValueError(
+            f"a fleet cannot be driven through Ray Client ({address}): run the driver on a machine "
+            "of the cluster, with the head's HOST:PORT or 'auto'"
+        )
+
+
+def _connect(address: str | None, timeout: float, ray_init_kwargs: dict[str, Any]) -> None:
+    """``ray.init`` the cluster at ``address``, failing within ``timeout`` when nothing answers there."""
+    _refuse_client(address)
+    if address not in (None, "auto", "local"):
+        host, _, port = address.rpartition(":")
+        try:
+            with socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout):
+                pass
+        except (OSError, ValueError) as exc:
+            raise ConnectionError(f"no Ray cluster answers at {address} within {timeout:g} s: {exc}") from None
+    ray.init(address=address, **ray_init_kwargs)

@@ -9,6 +9,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+from ... import ScanBatch
 from .child import Batch, FleetChild, Item, RawBatch
 from .node import HOLD
 
@@ -29,12 +30,12 @@ class FleetEvents:
     def poll_batches(self, timeout: float | None = 0.0) -> list[Batch]:
         """The answers ready within ``timeout`` seconds (``None``: wait for one), as
         ``(child, messages)`` pairs."""
-        return self._poll(timeout, False)
+        return _handed(self._poll(timeout, False))
 
     def poll_raw_batches(self, timeout: float | None = 0.0) -> list[RawBatch]:
         """:meth:`poll_batches` for a forwarder: ``(child, ScanBatch)`` pairs, the child's lines
         as it wrote them (checked on its node, and again here with no dict made)."""
-        return self._poll(timeout, True)
+        return _handed(self._poll(timeout, True))
 
     @property
     def finished(self) -> bool:
@@ -49,12 +50,18 @@ class FleetEvents:
     def raw_batches(self) -> Iterator[RawBatch]:
         """Yield ``(child, ScanBatch)`` until every child has finished."""
         while not self.finished:
-            yield from self._poll(HOLD, True)
+            for child, batch in self._poll(HOLD, True):
+                if len(batch):
+                    child.handed = batch.seqs[-1]
+                yield child, batch
 
     def batches(self) -> Iterator[Batch]:
         """Yield ``(child, messages)`` until every child has finished."""
         while not self.finished:
-            yield from self.poll_batches(timeout=HOLD)
+            for child, messages in self._poll(HOLD, False):
+                if messages:
+                    child.handed = messages[-1]["seq"]
+                yield child, messages
 
     def __iter__(self) -> Iterator[Item]:
         for child, messages in self.batches():
@@ -64,8 +71,10 @@ class FleetEvents:
     async def batches_async(self) -> AsyncIterator[Batch]:
         """:meth:`batches` for asyncio (the wait runs in a thread; the loop goes on)."""
         while not self.finished:
-            for batch in await asyncio.to_thread(self.poll_batches, HOLD):
-                yield batch
+            for child, messages in await asyncio.to_thread(self._poll, HOLD, False):
+                if messages:
+                    child.handed = messages[-1]["seq"]
+                yield child, messages
 
     async def stream(self) -> AsyncIterator[Item]:
         """``(child, event)`` one event at a time, for asyncio: what ``async for`` takes."""
@@ -82,5 +91,14 @@ class FleetEvents:
         while not self.finished:
             if end is not None and time.monotonic() > end:
                 raise TimeoutError(f"{len(self.active)} children still running after {timeout} s")
-            self._poll(HOLD, True)  # nothing is decoded for a caller that only waits
+            _handed(self._poll(HOLD, True))  # nothing is decoded for a caller that only waits
         return {c.run: c.status for c in self.children}
+
+
+def _handed(pairs: list[Any]) -> list[Any]:
+    """``pairs`` (``(child, messages)`` or ``(child, ScanBatch)``), each child's last seq taken as
+    handed over (what ``Fleet.commit`` commits)."""
+    for child, items in pairs:
+        if len(items):
+            child.handed = items.seqs[-1] if isinstance(items, ScanBatch) else items[-1]["seq"]
+    return pairs

@@ -83,6 +83,8 @@ class NodeHub:
         self.children: dict[str, Any] = {}
         self._said: dict[str, tuple[Any, ...]] = {}  # the status_key of the last status sent
         self._awake = asyncio.Event()
+        #: runs that finished and left the bookkeeping (their last status was sent)
+        self.left = 0
 
     def pid(self) -> int:
         """The actor's pid."""
@@ -91,6 +93,16 @@ class NodeHub:
     def where(self) -> tuple[int, str]:
         """The actor's pid and its root directory."""
         return os.getpid(), self.root
+
+    def meta(self) -> dict[str, str]:
+        """What the driver checks before it uses the actor: its ``fenwire_fast`` version."""
+        from ... import __version__
+
+        return {"version": __version__}
+
+    def counts(self) -> tuple[int, int]:
+        """How many runs the actor holds, and how many finished and left (for tests and operators)."""
+        return len(self.children), self.left
 
     def implementation(self) -> str:
         """The backend the actor's package runs: ``"rust"``, or ``"python"`` without the extension."""
@@ -111,8 +123,12 @@ class NodeHub:
         return int(child.pid)
 
     def send(self, run: str, type_: str, payload: dict[str, Any] | None) -> int:
-        """Send ``run`` a control of ``type_`` with ``payload``'s fields; returns its ``seq``."""
-        return int(self.children[run].send(type_, payload))
+        """Send ``run`` a control of ``type_`` with ``payload``'s fields; returns its ``seq``.
+        Raises ``LookupError`` for a run this node does not hold (it finished and left)."""
+        child = self.children.get(run)
+        if child is None:
+            raise LookupError(f"run {run!r} is not running on node {self.node}: it finished")
+        return int(child.send(type_, payload))
 
     async def poll(self) -> Answer:
         """Everything ready: ``[(run, lines, status or None)]``, after a linger or ``READY_BYTES``.
@@ -128,7 +144,9 @@ class NodeHub:
         size = 0
         while True:
             urgent = False
-            for child, batch in hub.poll_raw_batches():
+            if hub is not self.hub:  # the node was taken again meanwhile: that poll answers
+                return []
+            for child, batch in self._batches():
                 lines.setdefault(child.run, []).append(batch.lines)
                 size += len(batch.lines)
                 urgent = urgent or _ACK in batch.types
@@ -149,9 +167,15 @@ class NodeHub:
                 await asyncio.sleep(min(LINGER - (now - first), LOOK_AGAIN))
         return self._answer(lines)
 
+    def _batches(self) -> list[tuple[Any, Any]]:
+        """One round of the hub's raw batches: ``(child, ScanBatch)``."""
+        return self.hub.poll_raw_batches()
+
     def _answer(self, lines: dict[str, list[bytes]]) -> Answer:
-        """Per child: its lines as one blob, and its status when it changed since the last answer."""
+        """Per child: its lines as one blob, and its status when it changed since the last answer.
+        A child whose last status went out leaves (:meth:`_finished_said`)."""
         out: Answer = []
+        done = []
         for run, child in self.children.items():
             blob = b"".join(lines.get(run, ()))
             key = status_key(child)
@@ -161,7 +185,21 @@ class NodeHub:
             else:
                 self._said[run] = key
                 out.append((run, blob, status_of(child)))
+                if child.finished:
+                    done.append(run)
+        for run in done:
+            self._finished_said(run)
         return out
+
+    def _finished_said(self, run: str) -> None:
+        """``run`` finished and its last status is in this answer: it leaves, so that a look costs
+        what the running children cost, not what every child the node ever had does."""
+        self._leave(run)
+
+    def _leave(self, run: str) -> None:
+        if self.children.pop(run, None) is not None:
+            self._said.pop(run, None)
+            self.left += 1
 
     async def _sleep(self, timeout: float) -> None:
         """Sleep on the hub's wake-ups, or until a spawn (a new child to watch)."""
