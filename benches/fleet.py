@@ -1,7 +1,7 @@
 """The fleet on a local Ray cluster against a local Hub: events/s, CPU per event, Ray calls, and
 the round trip of a control.
 
-Run ``python benches/fleet.py [--nodes 2] [--children 16] [--steps 5] [--deltas 400]``. Nothing
+Run ``python benches/fleet.py [--nodes 2] [--children 16] [--steps 5] [--deltas 400] [--named]``. Nothing
 here is a test. A ``ray.cluster_utils.Cluster`` (a head with no CPUs and ``--nodes`` nodes, all on
 this machine) runs ``--children`` busy mock children per node (no delay between deltas, a 2 KB
 tool result per step); the driver drains them through ``Fleet.batches`` (dicts) until every turn
@@ -124,70 +124,118 @@ def node_loss(cluster: Any, fleet: Any, survivor: str, children: int) -> dict[st
 
 def run_fleet(args: argparse.Namespace) -> dict[str, Any]:
     import ray
-    from fenwire_fast.live.fleet import Fleet
     from ray.cluster_utils import Cluster
 
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
     nodes = [cluster.add_node(num_cpus=1) for _ in range(args.nodes)]
     cluster.wait_for_nodes()
     try:
-        with Fleet(address=cluster.address) as fleet:
-            warm = [fleet.spawn(None, node=n.node_id, mock={"steps": 1}) for n in nodes]  # the actors start
-            while not all(c.idle for c in warm):
-                fleet.poll_batches(timeout=1.0)
-            actors = [fleet._actors[n.node_id] for n in nodes]
-            backends = sorted(set(fleet.implementations().values()))
-            # what the driver and the actors spend with nothing to do (Ray's own threads, the
-            # outstanding long polls), over a quiet second
-            idle0, idle_actor0, idle_t0 = time.process_time(), ray.get([a.cpu.remote() for a in actors]), time.time()
-            fleet.poll_batches(timeout=1.0)
-            while time.time() - idle_t0 < 1.0:
-                fleet.poll_batches(timeout=max(0.0, 1.0 - (time.time() - idle_t0)))
-            idle_s = time.time() - idle_t0
-            idle_actor = [
-                b[0] - a[0] for a, b in zip(idle_actor0, ray.get([a.cpu.remote() for a in actors]), strict=True)
-            ]
-            idle_driver = time.process_time() - idle0
-            actor_cpu0 = ray.get([a.cpu.remote() for a in actors])
-            children = []
-            events = 0
-            cpu0, t0, main0 = time.process_time(), time.perf_counter(), time.thread_time()
-            calls0 = fleet.ray_calls
-            for n in nodes:
-                children += [
-                    fleet.spawn("Do the task.", node=n.node_id, mock=busy_mock(args)) for _ in range(args.children)
-                ]
-            while not all(c.idle and c.messages and c.status != "starting" for c in children):
-                for _child, messages in fleet.poll_batches(timeout=1.0):
-                    events += len(messages)
-            wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
-            main = time.thread_time() - main0
-            calls = fleet.ray_calls - calls0
-            actor_after = ray.get([a.cpu.remote() for a in actors])
-            actor_cpu = [b[0] - a[0] for a, b in zip(actor_cpu0, actor_after, strict=True)]
-            actor_loop = [b[1] - a[1] for a, b in zip(actor_cpu0, actor_after, strict=True)]
-            per_node = {n.node_id: sum(c.messages for c in children if c.node == n.node_id) for n in nodes}
-            trips = round_trips(fleet, nodes[0].node_id, args.trips)
-            loss = node_loss(cluster, fleet, nodes[1].node_id, args.children // 2)
-        return {
-            **loss,
-            "backends": ", ".join(backends),
-            "events": events,
-            "wall": wall,
-            "cpu_us": cpu / events * 1e6,
-            "main_us": main / events * 1e6,
-            "actor_us": max(c / per_node[n.node_id] * 1e6 for c, n in zip(actor_cpu, nodes, strict=True)),
-            "actor_loop_us": max(c / per_node[n.node_id] * 1e6 for c, n in zip(actor_loop, nodes, strict=True)),
-            "idle_driver_ms": idle_driver / idle_s * 1e3,
-            "idle_actor_ms": max(idle_actor) / idle_s * 1e3,
-            "calls_per_1000": calls / events * 1000,
-            "trip_median_ms": statistics.median(trips) * 1e3,
-            "trip_p99_ms": trips[max(int(len(trips) * 0.99) - 1, 0)] * 1e3,
-        }
+        out = busy_fleet(args, cluster, nodes, None, lose_a_node=True)
+        if args.named:
+            # the same busy children by a named fleet (durable actors, a commit after every
+            # answer), then by an unnamed one again: each unnamed run on one side of the named one
+            out["named"] = busy_fleet(args, cluster, nodes, "bench-named")
+            out["unnamed_again"] = busy_fleet(args, cluster, nodes, None)
+            out["attach"] = attach_runs(args, cluster, nodes)
+        return out
     finally:
         if ray.is_initialized():
             ray.shutdown()
         cluster.shutdown()
+
+
+def attach_runs(args: argparse.Namespace, cluster: Any, nodes: list[Any]) -> dict[str, float]:
+    """``Fleet.attach`` of a named fleet of ``--attach-runs`` runs over the nodes (each a ``sleep``,
+    its manifest and files in its node's state dir), after the first driver detached."""
+    from fenwire_fast.live.fleet import Fleet
+
+    state_root = tempfile.mkdtemp(prefix="fleet-bench-")
+    fleet = Fleet(address=cluster.address, name="bench-attach", state_root=state_root)
+    t = time.perf_counter()
+    for i in range(args.attach_runs):
+        fleet.spawn(None, node=nodes[i % len(nodes)].node_id, command=["sleep", "3600"])
+    spawned = time.perf_counter() - t
+    fleet.detach()
+    t = time.perf_counter()
+    fleet = Fleet.attach(cluster.address, name="bench-attach")
+    attached = time.perf_counter() - t
+    runs = len(fleet.children)
+    t = time.perf_counter()
+    fleet.close()
+    closed = time.perf_counter() - t
+    return {"runs": runs, "spawn_s": spawned, "attach_s": attached, "close_s": closed}
+
+
+def busy_fleet(
+    args: argparse.Namespace, cluster: Any, nodes: list[Any], name: str | None, lose_a_node: bool = False
+) -> dict[str, Any]:
+    """The busy measurement on one fleet (``name``: a named one, its driver committing after every
+    answer); with ``lose_a_node``, the round trips and the loss of a node after it."""
+    import ray
+    from fenwire_fast.live.fleet import Fleet
+
+    named: dict[str, Any] = (
+        {} if name is None else {"name": name, "state_root": tempfile.mkdtemp(prefix="fleet-bench-")}
+    )
+    commits: list[float] = []
+    with Fleet(address=cluster.address, **named) as fleet:
+        warm = [fleet.spawn(None, node=n.node_id, mock={"steps": 1}) for n in nodes]  # the actors start
+        while not all(c.idle for c in warm):
+            fleet.poll_batches(timeout=1.0)
+        actors = [fleet._actors[n.node_id] for n in nodes]
+        backends = sorted(set(fleet.implementations().values()))
+        # what the driver and the actors spend with nothing to do (Ray's own threads, the
+        # outstanding long polls), over a quiet second
+        idle0, idle_actor0, idle_t0 = time.process_time(), ray.get([a.cpu.remote() for a in actors]), time.time()
+        fleet.poll_batches(timeout=1.0)
+        while time.time() - idle_t0 < 1.0:
+            fleet.poll_batches(timeout=max(0.0, 1.0 - (time.time() - idle_t0)))
+        idle_s = time.time() - idle_t0
+        idle_actor = [b[0] - a[0] for a, b in zip(idle_actor0, ray.get([a.cpu.remote() for a in actors]), strict=True)]
+        idle_driver = time.process_time() - idle0
+        actor_cpu0 = ray.get([a.cpu.remote() for a in actors])
+        children = []
+        events = 0
+        cpu0, t0, main0 = time.process_time(), time.perf_counter(), time.thread_time()
+        calls0 = fleet.ray_calls
+        for n in nodes:
+            children += [
+                fleet.spawn("Do the task.", node=n.node_id, mock=busy_mock(args)) for _ in range(args.children)
+            ]
+        while not all(c.idle and c.messages and c.status != "starting" for c in children):
+            got = fleet.poll_batches(timeout=1.0)
+            for _child, messages in got:
+                events += len(messages)
+            if name is not None and got:
+                t_commit = time.perf_counter()
+                fleet.commit()
+                commits.append(time.perf_counter() - t_commit)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+        main = time.thread_time() - main0
+        calls = fleet.ray_calls - calls0
+        actor_after = ray.get([a.cpu.remote() for a in actors])
+        actor_cpu = [b[0] - a[0] for a, b in zip(actor_cpu0, actor_after, strict=True)]
+        actor_loop = [b[1] - a[1] for a, b in zip(actor_cpu0, actor_after, strict=True)]
+        per_node = {n.node_id: sum(c.messages for c in children if c.node == n.node_id) for n in nodes}
+        trips = round_trips(fleet, nodes[0].node_id, args.trips if lose_a_node else 5)
+        loss = node_loss(cluster, fleet, nodes[1].node_id, args.children // 2) if lose_a_node else {}
+    return {
+        **loss,
+        "commits": len(commits),
+        "commit_median_ms": statistics.median(commits) * 1e3 if commits else 0.0,
+        "backends": ", ".join(backends),
+        "events": events,
+        "wall": wall,
+        "cpu_us": cpu / events * 1e6,
+        "main_us": main / events * 1e6,
+        "actor_us": max(c / per_node[n.node_id] * 1e6 for c, n in zip(actor_cpu, nodes, strict=True)),
+        "actor_loop_us": max(c / per_node[n.node_id] * 1e6 for c, n in zip(actor_loop, nodes, strict=True)),
+        "idle_driver_ms": idle_driver / idle_s * 1e3,
+        "idle_actor_ms": max(idle_actor) / idle_s * 1e3,
+        "calls_per_1000": calls / events * 1000,
+        "trip_median_ms": statistics.median(trips) * 1e3,
+        "trip_p99_ms": trips[max(int(len(trips) * 0.99) - 1, 0)] * 1e3,
+    }
 
 
 def run_hub(args: argparse.Namespace) -> dict[str, float]:
@@ -213,6 +261,13 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--deltas", type=int, default=400)
     parser.add_argument("--trips", type=int, default=100)
+    parser.add_argument(
+        "--named",
+        action="store_true",
+        help="also: the same busy children by a named fleet committing after every answer (between "
+        "two unnamed runs), and Fleet.attach of --attach-runs runs",
+    )
+    parser.add_argument("--attach-runs", type=int, default=1000)
     args = parser.parse_args()
     # the actors and children import the driver's own copy of the package (with its extension)
     import fenwire_fast
@@ -244,6 +299,21 @@ def main() -> None:
         f"{fleet['orphans']:.0f} of their processes left; survivors with a wrong transcript: "
         f"{fleet['survivors_bad']:.0f} of {fleet['survivors']:.0f}"
     )
+    if args.named:
+        named, again, attach = fleet["named"], fleet["unnamed_again"], fleet["attach"]
+        unnamed = (fleet["cpu_us"] + again["cpu_us"]) / 2
+        unnamed_actor = (fleet["actor_us"] + again["actor_us"]) / 2
+        print(
+            f"named fleet: {named['events']:.0f} events in {named['wall']:.2f} s, driver CPU "
+            f"{named['cpu_us']:.1f} us/event ({named['cpu_us'] / unnamed:.2f}x the unnamed runs' mean "
+            f"{unnamed:.1f}: {fleet['cpu_us']:.1f} before, {again['cpu_us']:.1f} after), busiest actor "
+            f"{named['actor_us']:.1f} us/event ({named['actor_us'] / unnamed_actor:.2f}x their mean "
+            f"{unnamed_actor:.1f}), {named['commits']} commits, median {named['commit_median_ms']:.2f} ms each"
+        )
+        print(
+            f"attach: {attach['runs']:.0f} runs over {args.nodes} nodes taken up by Fleet.attach in "
+            f"{attach['attach_s']:.2f} s (spawned in {attach['spawn_s']:.1f} s, closed in {attach['close_s']:.1f} s)"
+        )
     print(
         f"local hub: {hub['events']:.0f} events in {hub['wall']:.2f} s = {hub['events'] / hub['wall']:,.0f}/s, "
         f"CPU {hub['cpu_us']:.1f} us/event"
