@@ -55,3 +55,24 @@ def test_actor_names_round_trip() -> None:
     assert node_of_actor("eval", name) is None
     assert node_of_actor("evals", "evals:") is None
     assert node_of_actor("evals", "evals:a:b") is None
+
+
+@pytest.mark.parametrize(
+    ("address", "timeout", "said"),
+    [
+        ("ray://127.0.0.1:10001", "5", "Ray Client"),
+        (None, "0", "--timeout must be a positive"),
+        (None, "nan", "--timeout must be a positive"),
+        (None, "2", "no Ray cluster answers"),
+    ],
+)
+def test_fenwire_fleet_says_why_it_cannot_list(
+    address: str | None, timeout: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from fenwire_fast.cli import parser as cli
+
+    where = address or f"127.0.0.1:{closed_port()}"
+    assert cli.main(["fleet", "evals", "--address", where, "--timeout", timeout]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("fenwire fleet: ") and said in err, err
+    assert not ray.is_initialized()

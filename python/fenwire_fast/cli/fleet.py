@@ -41,6 +41,9 @@ def fleet_command(args: argparse.Namespace) -> int:
     from ..live.fleet.named import DEFAULT_NAMESPACE, FleetNotFound
     from ..live.fleet.ray_modules import RAY
 
+    if not args.timeout > 0:
+        print("fenwire fleet: --timeout must be a positive number of seconds", file=sys.stderr)
+        return 2
     ray = RAY.get("ray")
     if ray is None:
         print("fenwire fleet: needs Ray: pip install 'fenwire_fast[ray]'", file=sys.stderr)
