@@ -132,8 +132,8 @@ def run_fleet(args: argparse.Namespace) -> dict[str, Any]:
     try:
         out = busy_fleet(args, cluster, nodes, None, lose_a_node=True)
         if args.named:
-            # the same busy children by a named fleet (durable actors, a commit after every
-            # answer), then by an unnamed one again: each unnamed run on one side of the named one
+            # the same busy children by a named fleet (durable actors, a commit every
+            # --commit-every s), then by an unnamed one again: an unnamed run on either side
             out["named"] = busy_fleet(args, cluster, nodes, "bench-named")
             out["unnamed_again"] = busy_fleet(args, cluster, nodes, None)
             out["attach"] = attach_runs(args, cluster, nodes)
@@ -169,8 +169,8 @@ def attach_runs(args: argparse.Namespace, cluster: Any, nodes: list[Any]) -> dic
 def busy_fleet(
     args: argparse.Namespace, cluster: Any, nodes: list[Any], name: str | None, lose_a_node: bool = False
 ) -> dict[str, Any]:
-    """The busy measurement on one fleet (``name``: a named one, its driver committing after every
-    answer); with ``lose_a_node``, the round trips and the loss of a node after it."""
+    """The busy measurement on one fleet (``name``: a named one, its driver committing every
+    ``--commit-every`` seconds); with ``lose_a_node``, the round trips and the loss of a node after it."""
     import ray
     from fenwire_fast.live.fleet import Fleet
 
@@ -197,6 +197,7 @@ def busy_fleet(
         children = []
         events = 0
         cpu0, t0, main0 = time.process_time(), time.perf_counter(), time.thread_time()
+        last_commit = t0
         calls0 = fleet.ray_calls
         for n in nodes:
             children += [
@@ -206,10 +207,10 @@ def busy_fleet(
             got = fleet.poll_batches(timeout=1.0)
             for _child, messages in got:
                 events += len(messages)
-            if name is not None and got:
-                t_commit = time.perf_counter()
+            if name is not None and got and time.perf_counter() - last_commit >= args.commit_every:
+                last_commit = time.perf_counter()
                 fleet.commit()
-                commits.append(time.perf_counter() - t_commit)
+                commits.append(time.perf_counter() - last_commit)
         wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
         main = time.thread_time() - main0
         calls = fleet.ray_calls - calls0
@@ -264,10 +265,16 @@ def main() -> None:
     parser.add_argument(
         "--named",
         action="store_true",
-        help="also: the same busy children by a named fleet committing after every answer (between "
+        help="also: the same busy children by a named fleet committing every --commit-every s (between "
         "two unnamed runs), and Fleet.attach of --attach-runs runs",
     )
     parser.add_argument("--attach-runs", type=int, default=1000)
+    parser.add_argument(
+        "--commit-every",
+        type=float,
+        default=0.5,
+        help="the named fleet's driver commits when this many seconds passed since its last commit (0: after every answer)",
+    )
     args = parser.parse_args()
     # the actors and children import the driver's own copy of the package (with its extension)
     import fenwire_fast
@@ -308,7 +315,7 @@ def main() -> None:
             f"{named['cpu_us']:.1f} us/event ({named['cpu_us'] / unnamed:.2f}x the unnamed runs' mean "
             f"{unnamed:.1f}: {fleet['cpu_us']:.1f} before, {again['cpu_us']:.1f} after), busiest actor "
             f"{named['actor_us']:.1f} us/event ({named['actor_us'] / unnamed_actor:.2f}x their mean "
-            f"{unnamed_actor:.1f}), {named['commits']} commits, median {named['commit_median_ms']:.2f} ms each"
+            f"{unnamed_actor:.1f}), {named['commits']} commits (one per {args.commit_every:g} s at most), median {named['commit_median_ms']:.2f} ms each"
         )
         print(
             f"attach: {attach['runs']:.0f} runs over {args.nodes} nodes taken up by Fleet.attach in "

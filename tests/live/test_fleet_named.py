@@ -28,7 +28,7 @@ from fenwire_fast.live.child.mock_agent import config_from_mapping, gate_label  
 from fenwire_fast.live.fleet import Fleet, FleetBusy, FleetChild, FleetNotFound, FleetVersionMismatch  # noqa: E402
 from fenwire_fast.live.fleet.named import Ledger  # noqa: E402
 from fenwire_fast.testing import check_transcript  # noqa: E402
-from live_harness import HANG_GUARD, PACKAGE_ROOT, process_gone, ray_cluster, release_gate, wait_gone  # noqa: E402
+from live_harness import HANG_GUARD, package_path, process_gone, ray_cluster, release_gate, wait_gone  # noqa: E402
 
 Events = dict[str, list[dict[str, Any]]]
 HERE = Path(__file__).resolve().parent
@@ -124,7 +124,7 @@ def test_a_killed_driver_is_replaced_and_every_run_ends(cluster: Any, tmp_path: 
     name, state_root = "killed-driver", tmp_path / "state"
     gates = [str(tmp_path / f"gate-{i}") for i in range(4)]
     out = tmp_path / "driver.jsonl"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(PACKAGE_ROOT), str(HERE), os.environ.get("PYTHONPATH", "")]))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([*package_path(), str(HERE), os.environ.get("PYTHONPATH", "")]))
     driver = subprocess.Popen(
         [
             *(sys.executable, "-c", DRIVER, cluster.address, name, str(state_root), str(out)),
@@ -185,8 +185,11 @@ def test_a_killed_driver_is_replaced_and_every_run_ends(cluster: Any, tmp_path: 
     nothing_left(cluster, name, state_root, pids)
 
 
-def test_a_killed_actor_is_restarted_and_its_runs_go_on(cluster: Any, tmp_path: Path) -> None:
-    name, state_root = "killed-actor", tmp_path / "state"
+@pytest.mark.parametrize("how", ["SIGKILL", "ray.kill"])
+def test_a_killed_actor_is_restarted_and_its_runs_go_on(cluster: Any, tmp_path: Path, how: str) -> None:
+    """The actor's process dies (SIGKILL: no clean-up of its own; ``ray.kill``: Ray ends the worker,
+    which would take its children with it but for the fleet's runtime environment)."""
+    name, state_root = f"killed-actor-{how.replace('.', '-').lower()}", tmp_path / "state"
     node = cluster.node_a.node_id
     fleet = Fleet(address=cluster.address, name=name, state_root=str(state_root))
     try:
@@ -199,7 +202,10 @@ def test_a_killed_actor_is_restarted_and_its_runs_go_on(cluster: Any, tmp_path: 
         fleet.commit()
         actor = fleet.actors()[node]
         actor_pid, _root = ray.get(actor.where.remote())
-        os.kill(actor_pid, signal.SIGKILL)
+        if how == "SIGKILL":
+            os.kill(actor_pid, signal.SIGKILL)
+        else:
+            ray.kill(actor, no_restart=False)
         wait_gone([actor_pid])
         assert all(not process_gone(c.pid) for c in children), "the runs outlive their actor"
         steers = {c.run: c.steer("go on") for c in children}  # sent to the restarted actor
@@ -267,7 +273,7 @@ def test_detach_then_attach_from_the_commit(cluster: Any, tmp_path: Path) -> Non
         capture_output=True,
         text=True,
         timeout=HANG_GUARD,
-        env=dict(os.environ, PYTHONPATH=os.pathsep.join([str(PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")])),
+        env=dict(os.environ, PYTHONPATH=os.pathsep.join([*package_path(), os.environ.get("PYTHONPATH", "")])),
     )
     assert listed.returncode == 0, listed.stderr
     (row,) = [json.loads(line) for line in listed.stdout.splitlines()]
