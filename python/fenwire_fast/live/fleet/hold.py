@@ -6,6 +6,7 @@ restart, list them). See :mod:`~fenwire_fast.live.fleet.named` and
 
 from __future__ import annotations
 
+import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +21,10 @@ if TYPE_CHECKING:
 
     from .node_durable import Listing
 
-__all__ = ["FleetHold", "fleet_report"]
+__all__ = ["FleetHold", "fleet_report", "RESTART_LOOK"]
+
+#: while Ray restarts a named fleet's actor, the driver asks for it again this often (seconds)
+RESTART_LOOK = 0.05
 
 
 class FleetHold(FleetActors):
@@ -175,18 +179,27 @@ class FleetHold(FleetActors):
                     child._lose(self._lost[node])
 
     def _take(self, node: str, actor: Any, skip: dict[str, int] | None = None) -> Listing:
-        """Take ``actor`` (this driver's token), after checking its version; its listing."""
+        """Take ``actor`` (this driver's token), after checking its version; its listing. While Ray
+        restarts the actor its calls fail at once (``ActorUnavailableError``): they are made again,
+        every :data:`RESTART_LOOK` seconds, for at most ``connect_timeout``."""
         ray = RAY["ray"]
-        self.ray_calls += 2
-        try:
-            meta = ray.get(actor.meta.remote(), timeout=self.connect_timeout)
-            self._check_version(meta, f"the actor on node {node}")
-            listing: Listing = ray.get(
-                actor.take.remote(self._token, self._takeover, skip or {}), timeout=self.connect_timeout
-            )
-        except FleetBusy as exc:
-            raise FleetBusy(str(exc)) from None
-        return listing
+        deadline = time.monotonic() + self.connect_timeout
+        while True:
+            self.ray_calls += 2
+            try:
+                meta = ray.get(actor.meta.remote(), timeout=self.connect_timeout)
+                self._check_version(meta, f"the actor on node {node}")
+                listing: Listing = ray.get(
+                    actor.take.remote(self._token, self._takeover, skip or {}), timeout=self.connect_timeout
+                )
+            except FleetBusy as exc:
+                raise FleetBusy(str(exc)) from None
+            except RAY["ActorUnavailableError"]:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(RESTART_LOOK)
+                continue
+            return listing
 
     def _list(self, node: str, listing: Listing) -> None:
         """Make or update a :class:`FleetChild` per listed run."""
@@ -209,7 +222,6 @@ class FleetHold(FleetActors):
         """``node``'s actor failed a call: for a named fleet, take the restarted actor again (it
         attached its state dir: the runs go on) and return ``True``; else, or when that fails, the
         node is lost."""
-        ray = RAY["ray"]
         actor = self._actors.get(node)
         if self._ledger is not None and actor is not None and node in self._alive_nodes():
             skip = {c.run: c.received for c in self.children if c.node == node and not c.finished}
@@ -223,7 +235,6 @@ class FleetHold(FleetActors):
                 self._poll_actor(node, actor)
                 return True
         self._lose(node, exc)
-        del ray
         return False
 
     def _alive_nodes(self) -> set[str]:

@@ -10,6 +10,10 @@ from typing import Any
 __all__ = ["RAY", "load"]
 
 
+class _Never(Exception):
+    """An exception nothing raises: stands for one this Ray has not."""
+
+
 def load() -> dict[str, Any]:
     """Ray's modules and names the fleet uses (``{}`` without the ``ray`` extra)."""
     try:
@@ -18,6 +22,8 @@ def load() -> dict[str, Any]:
             "ray": importlib.import_module("ray"),
             "kv": importlib.import_module("ray.experimental.internal_kv"),
             "RayActorError": exceptions.RayActorError,
+            # a subclass of RayActorError (Ray >= 2.35): the actor is restarting
+            "ActorUnavailableError": getattr(exceptions, "ActorUnavailableError", _Never),
             "GetTimeoutError": exceptions.GetTimeoutError,
             "NodeAffinitySchedulingStrategy": importlib.import_module(
                 "ray.util.scheduling_strategies"
