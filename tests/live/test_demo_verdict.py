@@ -165,3 +165,28 @@ def test_a_follow_up_sent_to_an_idle_child_is_not_closed_behind() -> None:
     demo._take([(child, {"type": "turn-complete", "seq": 9, "run": run})], by_child, time.monotonic(), ())
     demo._close_idle([track])
     assert child.sent == ["follow-up", "close"]
+
+
+def test_sigterm_in_a_guarded_block_still_ends_the_demo(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SIGTERM lands wherever the main thread is: inside a block that turns a child's bad line into
+    an error (``except Exception`` in the channel's mirroring), the demo must still end as
+    terminated, with its children stopped, and not count it as one more error and go on."""
+    from fenwire_fast.cli.demo import _terminated
+    from fenwire_fast.live.parent.channel import Channel
+
+    real_mirror = Channel._mirror
+    fired: list[str] = []
+
+    def mirror(self: Any, item: dict[str, Any]) -> None:
+        if not fired and item["type"] == "turn-started":
+            fired.append(item["run"])
+            _terminated(15, None)  # what the SIGTERM handler does, at this point of the loop
+        real_mirror(self, item)
+
+    monkeypatch.setattr(Channel, "_mirror", mirror)
+    code = cli.main(["demo", "--children", "2", "--deltas", "50", "--plain"])
+    out, err = capsys.readouterr()
+    assert fired and code == 128 + 15, out + err
+    assert "terminated; the children were stopped" in err

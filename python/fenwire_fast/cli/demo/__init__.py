@@ -197,8 +197,10 @@ def _run(args: argparse.Namespace, command: list[str] | None, config: MockConfig
     return 0 if report.ok else 1
 
 
-class _Terminated(Exception):
-    """SIGTERM arrived: unwind, so that every ``with`` block cleans up."""
+class _Terminated(BaseException):
+    """SIGTERM arrived: unwind, so that every ``with`` block cleans up. A ``BaseException``, as
+    ``KeyboardInterrupt`` is: the code that turns a failure into a report (``except Exception``)
+    must not swallow it."""
 
 
 def _terminated(signum: int, frame: object) -> None:
