@@ -490,3 +490,13 @@ def recorded_run(
     finally:
         state.close()
     return manifest
+
+
+def drain_fleet(fleet: Any, events: dict[str, list[dict[str, Any]]], until: Callable[[], bool]) -> None:
+    """Take a fleet's events into ``events`` (per run) until ``until()`` holds; the time limit
+    only guards against a hang."""
+    end = time.monotonic() + HANG_GUARD
+    while not until():
+        assert time.monotonic() < end, f"hung: {[repr(c) for c in fleet.children]}"
+        for child, messages in fleet.poll_batches(timeout=0.5):
+            events.setdefault(child.run, []).extend(messages)

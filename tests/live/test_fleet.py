@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,8 @@ ray = pytest.importorskip("ray")
 from fenwire_fast.live.child.mock_agent import config_from_mapping, gate_label  # noqa: E402
 from fenwire_fast.live.fleet import ROOT_PREFIX, ChildLost, Fleet, FleetChild  # noqa: E402
 from fenwire_fast.testing import check_transcript  # noqa: E402
-from live_harness import HANG_GUARD, ray_cluster, release_gate, wait_gone  # noqa: E402
+from live_harness import drain_fleet as drain  # noqa: E402
+from live_harness import ray_cluster, release_gate, wait_gone  # noqa: E402
 
 Events = dict[str, list[dict[str, Any]]]
 
@@ -35,15 +35,6 @@ def cluster() -> Iterator[Any]:
     # every actor's root is gone: removed on close, or swept by the fleet that lost its actor
     left = set(Path(tempfile.gettempdir()).glob(f"{ROOT_PREFIX}*")) - roots_before
     assert not left, f"fleet directories left behind: {sorted(left)}"
-
-
-def drain(fleet: Fleet, events: Events, until: Callable[[], bool]) -> None:
-    """Take the fleet's events into ``events`` (per run) until ``until()`` holds."""
-    end = time.monotonic() + HANG_GUARD
-    while not until():
-        assert time.monotonic() < end, f"hung: {[repr(c) for c in fleet.children]}"
-        for child, messages in fleet.poll_batches(timeout=0.5):
-            events.setdefault(child.run, []).extend(messages)
 
 
 def seen(events: Events, child: FleetChild, type_: str, **fields: Any) -> Callable[[], bool]:

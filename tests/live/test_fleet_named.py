@@ -29,6 +29,7 @@ from fenwire_fast.live.fleet import Fleet, FleetBusy, FleetChild, FleetNotFound,
 from fenwire_fast.live.fleet.named import Ledger  # noqa: E402
 from fenwire_fast.testing import check_transcript  # noqa: E402
 from live_harness import HANG_GUARD, package_path, process_gone, ray_cluster, release_gate, wait_gone  # noqa: E402
+from live_harness import drain_fleet as drain  # noqa: E402
 
 Events = dict[str, list[dict[str, Any]]]
 HERE = Path(__file__).resolve().parent
@@ -45,15 +46,6 @@ def connect(cluster: Any) -> None:
     """This process's connection to ``cluster`` (``Cluster.wait_for_nodes`` may have made it)."""
     if not ray.is_initialized():
         ray.init(address=cluster.address)
-
-
-def drain(fleet: Fleet, events: Events, until: Callable[[], bool]) -> None:
-    """Take the fleet's events into ``events`` (per run) until ``until()`` holds."""
-    end = time.monotonic() + HANG_GUARD
-    while not until():
-        assert time.monotonic() < end, f"hung: {[repr(c) for c in fleet.children]}"
-        for child, messages in fleet.poll_batches(timeout=0.5):
-            events.setdefault(child.run, []).extend(messages)
 
 
 def seen(events: Events, run: str, type_: str, **fields: Any) -> Callable[[], bool]:
