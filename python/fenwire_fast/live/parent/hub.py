@@ -20,7 +20,8 @@ Three ways to take the events, blocking or from asyncio:
   of one child as one list: the cheap way when there are many events;
 - :meth:`Hub.wait` / :meth:`Hub.wait_async`: drain until every child has finished.
 
-All end when every child has finished. **``child.status`` is the status after the whole read**:
+All end when every child has finished. A consumer may stop at any item (``break``) and go on
+later: the rest of the read comes first then, and nothing read is lost. **``child.status`` is the status after the whole read**:
 a read that brings ``turn-complete`` and ``exit`` has ``child.status`` at its final value while
 the ``turn-complete`` is handed over. The status at each event is not tracked; follow the events'
 own types when that matters. From asyncio, waiting never spins and never blocks the loop: the
@@ -40,6 +41,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +51,7 @@ from .durable import Manifest, StateDir
 from .hub_children import HubChildren
 from .hub_drivers import KernelDriver, PollDriver
 from .hub_durable import HubDurable
+from .hub_rounds import HubRounds
 from .spawn import LiveChild
 from .tracing import resolve as resolve_trace
 
@@ -66,7 +69,7 @@ Batch = tuple[LiveChild, list[dict[str, Any]]]
 RawBatch = tuple[LiveChild, "ScanBatch"]
 
 
-class Hub(HubChildren, HubDurable):
+class Hub(HubRounds, HubChildren, HubDurable):
     """A set of live children drained fairly, woken by the kernel; see the module docstring.
 
     ``wakeups``: ``"auto"`` (the default, else ``$FENWIRE_WAKEUPS``), ``"kernel"`` (raise
@@ -117,6 +120,7 @@ class Hub(HubChildren, HubDurable):
             KernelDriver() if mode == KERNEL else PollDriver(self.children, min_sleep, max_sleep)
         )
         self._unfinished: dict[LiveChild, None] = {}
+        self._held: deque[tuple[LiveChild, Any]] = deque()  # read, not handed over yet
         self._brought = False  # the last round handed something over
         #: where :meth:`spawn` puts the private directories, and its lock (made on first use)
         self._root: tuple[str, int] | None = None
@@ -132,88 +136,6 @@ class Hub(HubChildren, HubDurable):
     def poll_raw_batches(self) -> list[RawBatch]:
         """:meth:`poll_batches` for a forwarder: ``(child, ScanBatch)`` for each batch brought."""
         return list(self._round(True))
-
-    def _round(self, raw: bool) -> Iterator[tuple[LiveChild, Any]]:
-        """One fair round, handing over each child's read as soon as it is made (so a consumer
-        is done with one batch before the next is read: memory stays small and warm): ``(child,
-        messages)`` per read, or with ``raw`` ``(child, batch)`` per :class:`~fenwire_fast.ScanBatch`
-        (through :meth:`LiveChild.read`, with the same supervision and rules)."""
-        driver = self._driver
-        if isinstance(driver, KernelDriver) and driver.broken is not None:
-            self._fall_back(driver.broken)
-            driver = self._driver
-        brought = self._brought = False
-        durable = self.state is not None
-        uncommitted = self._uncommitted
-        due = driver.due()
-        monotonic = time.monotonic
-        again = driver.again  # the children to poll next round (a dict: child -> reap)
-        hot = not raw  # a plain read of dicts has a hot path; raw batches always take LiveChild.read
-        for child, woken, reap in due:
-            if hot and not reap:
-                # the hot path: no timer due and no process to ask about, so a plain read (only
-                # the run's own messages, none that changes the mirrored state) needs no more.
-                # LiveChild.read's accounting is made here, inline: a call per read costs ~3 %.
-                fast = child.channel.poll_hot()
-                if fast is not None:
-                    if fast:
-                        if child.trace is not None:
-                            child.trace.observe(fast, child)
-                        child.messages += len(fast)
-                        child.last_event = monotonic()  # progress, for the watchdog
-                        again.setdefault(child, False)  # it brought bytes: read it again next round
-                        brought = True
-                        if durable:
-                            child.delivered_seq = fast[-1]["seq"]
-                            uncommitted[child] = None
-                        yield child, fast
-                    else:
-                        driver.polled(child, reap)
-                    continue
-            items, _errors = child.read(raw, woken=woken, reap=reap)
-            driver.polled(child, reap)
-            if child.finished:
-                self._unfinished.pop(child, None)
-                if durable:
-                    uncommitted[child] = None  # a finished run is closed at the next commit
-            if items:
-                brought = True
-                if durable:
-                    uncommitted[child] = None
-                if not raw:
-                    yield child, items
-                elif durable and len(items) > 1:
-                    for batch in items:  # a commit between them counts up to the one handed over
-                        child.delivered_seq = batch.seqs[-1]
-                        uncommitted[child] = None
-                        yield child, batch
-                else:
-                    for batch in items:
-                        yield child, batch
-        if brought:
-            self._brought = True
-            driver.progress()
-
-    def _drain(self, raw: bool) -> Iterator[tuple[LiveChild, Any]]:
-        """Rounds until every child has finished, sleeping between rounds that bring nothing."""
-        while not self.finished:
-            yield from self._round(raw)
-            if not self._brought:
-                self._driver.wait(None)
-
-    async def _drain_async(self, raw: bool) -> AsyncIterator[tuple[LiveChild, Any]]:
-        """:meth:`_drain` for asyncio: sleeps on the kernel's wake-ups through the event loop."""
-        import asyncio
-
-        while not self.finished:
-            brought = False
-            for batch in self._round(raw):
-                brought = True
-                yield batch
-            if brought:
-                await asyncio.sleep(0)  # a busy hub still lets other tasks run
-            else:
-                await self._driver.wait_async(None)
 
     def raw_batches(self) -> Iterator[RawBatch]:
         """Yield ``(child, batch)`` per read until every child has finished, each ``batch`` a
@@ -250,11 +172,16 @@ class Hub(HubChildren, HubDurable):
         durable = self.state is not None
         uncommitted = self._uncommitted
         for child, messages in self.batches():
-            for message in messages:
-                if durable:  # handed over one at a time: a commit counts up to this one
-                    child.delivered_seq = message["seq"]
-                    uncommitted[child] = None  # a commit in mid-batch let it go
-                yield child, message
+            rest = iter(messages)
+            try:
+                for message in rest:
+                    if durable:  # handed over one at a time: a commit counts up to this one
+                        child.delivered_seq = message["seq"]
+                        uncommitted[child] = None  # a commit in mid-batch let it go
+                    yield child, message
+            except BaseException:  # the consumer stopped: the rest of the read comes first next time
+                self._hold(child, rest)
+                raise
 
     def wait(self, timeout: float | None = None) -> dict[str, str]:
         """Drain until every child has finished; return ``{run: status}``. Raises ``TimeoutError``."""
@@ -281,11 +208,16 @@ class Hub(HubChildren, HubDurable):
         durable = self.state is not None
         uncommitted = self._uncommitted
         async for child, messages in self.batches_async():
-            for message in messages:
-                if durable:
-                    child.delivered_seq = message["seq"]
-                    uncommitted[child] = None
-                yield child, message
+            rest = iter(messages)
+            try:
+                for message in rest:
+                    if durable:
+                        child.delivered_seq = message["seq"]
+                        uncommitted[child] = None
+                    yield child, message
+            except BaseException:  # as in __iter__: the rest of the read is not lost
+                self._hold(child, rest)
+                raise
 
     def __aiter__(self) -> AsyncIterator[Item]:
         return self.stream()

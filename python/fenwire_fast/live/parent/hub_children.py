@@ -6,6 +6,7 @@ polling, and letting them go (:meth:`HubChildren.close`, :meth:`HubChildren.deta
 
 from __future__ import annotations
 
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from ..proc.backoff import Backoff
@@ -41,6 +42,7 @@ class HubChildren:
     _forced: bool
     _driver: KernelDriver | PollDriver
     _unfinished: dict[LiveChild, None]
+    _held: deque[tuple[LiveChild, Any]]
     _numbered: int
     _root: tuple[str, int] | None
 
@@ -109,8 +111,8 @@ class HubChildren:
 
     @property
     def finished(self) -> bool:
-        """Every child has finished."""
-        return all(c.finished for c in self._unfinished)
+        """Every child has finished, and every event read has been handed over."""
+        return not self._held and all(c.finished for c in self._unfinished)
 
     def detach(self) -> None:
         """Let go of every child without stopping it (files, descriptors and the state dir's lock
@@ -122,6 +124,7 @@ class HubChildren:
         for child in self.children:
             child.detach()
         self._unfinished.clear()
+        self._held.clear()
         if self._root is not None:  # the children run on: their directories stay, locked, until this process ends
             _DETACHED_ROOTS.append(self._root[1])
             self._root = None
@@ -135,6 +138,7 @@ class HubChildren:
         for child in self.children:
             child.cleanup()
         self._unfinished.clear()
+        self._held.clear()
         if self._root is not None:
             roots.release_root(*self._root)
             self._root = None

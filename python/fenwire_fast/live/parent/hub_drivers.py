@@ -78,6 +78,9 @@ class PollDriver:
         """Children to poll next round besides the usual (none: every child is polled anyway)."""
         return {}
 
+    def requeue(self, due: Iterable[Due]) -> None:
+        """Children :meth:`due` listed but not polled: nothing to do, every round polls them all."""
+
     def progress(self) -> None:
         """A round brought something: the next sleep is short again."""
         self._backoff.reset()
@@ -184,6 +187,13 @@ class KernelDriver:
         put it here with ``reap=False`` (``setdefault``, so a ``True`` stays) instead of calling
         :meth:`polled`. The same dict for the driver's whole life."""
         return self._ready
+
+    def requeue(self, due: Iterable[Due]) -> None:
+        """Children :meth:`due` listed but not polled (the hub's consumer stopped in mid-round):
+        due next round, as they were (their process end or timer is not lost with the round)."""
+        ready = self._ready
+        for child, _woken, reap in due:
+            ready[child] = ready.get(child, False) or reap
 
     def polled(self, child: LiveChild, reap: bool) -> None:
         """After a poll: forget a finished child, keep a hot one (more to read, or its read
