@@ -125,7 +125,10 @@ class HubDurable:
                         hub.attach_errors.append(str(exc))
                         continue
                     if waiting is not None:
-                        reaper.release(waiting)
+                        if getattr(child.process, "pidfd", None) is not None:
+                            reaper.release(waiting)  # its new handle reaps it
+                        else:  # found ended (a zombie not reaped yet): the reaper reaps it
+                            reaper.put_back(waiting)
                     hub.add(child)
         except BaseException:
             hub.detach()
