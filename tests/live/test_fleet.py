@@ -147,6 +147,38 @@ def test_async_for(cluster: Any) -> None:
     assert all(s == list(range(1, len(s) + 1)) for s in seqs.values())
 
 
+def test_stopping_after_every_event_loses_nothing(cluster: Any) -> None:
+    """``break`` out of ``for child, event in fleet`` after every event, and out of
+    ``raw_batches()`` after every batch: the rest of an answer comes first next time, nothing is
+    lost, and ``handed`` (what a commit commits) is the last event handed over, not the last of
+    the batch it came in."""
+    from fenwire_fast.live.parent.channel import decoded
+
+    mock = {"steps": 2, "deltas": 30, "tools": 1}
+    with Fleet(address=cluster.address) as fleet:
+        children = [fleet.spawn("Do the task.", mock=mock) for _ in range(3)]
+        for c in children:
+            c.close()  # queued: the turn ends, then the run is closed
+        events: Events = {}
+        while not fleet.finished:
+            for child, event in fleet:
+                events.setdefault(child.run, []).append(event)
+                assert child.handed == event["seq"]
+                break
+        raw = [fleet.spawn("Do the task.", mock=mock) for _ in range(2)]
+        for c in raw:
+            c.close()
+        while not fleet.finished:
+            for child, batch in fleet.raw_batches():
+                events.setdefault(child.run, []).extend(decoded(batch))
+                break
+        for c in [*children, *raw]:
+            assert c.status == "done", (c, c.error)
+            got = events[c.run]
+            assert [e["seq"] for e in got] == list(range(1, len(got) + 1)), "every event once, in order"
+            assert check_transcript(config_from_mapping(mock), got) == []
+
+
 def test_actor_killed_alone(cluster: Any, tmp_path: Path) -> None:
     """The actor's process dies but its node lives: its children go with it (the lifeline)."""
     with Fleet(address=cluster.address) as fleet:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import socket
 import time
+from collections import deque
 from typing import Any
 
 from ..parent.tracing import resolve as resolve_trace
@@ -77,6 +78,7 @@ class Fleet(FleetHold, FleetEvents):
                 f"not {address}: ray.shutdown() first, or leave address out"
             )
         self.children: list[FleetChild] = []
+        self._held: deque[tuple[FleetChild, Any]] = deque()  # taken from the nodes, not handed over yet
         self._runs: dict[str, FleetChild] = {}
         self._actors: dict[str, Any] = {}
         #: node -> (actor pid, actor root), learnt when the actor starts
@@ -236,6 +238,7 @@ class Fleet(FleetHold, FleetEvents):
             ray.kill(actor, no_restart=True)
         for child in self.children:
             child._close()
+        self._held.clear()
         self._actors.clear()
         self._polls.clear()
         if self._ledger is not None:

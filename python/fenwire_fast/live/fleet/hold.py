@@ -94,6 +94,7 @@ class FleetHold(FleetActors):
         self._actors.clear()
         self._polls.clear()
         self._forget_ray()
+        self._held.clear()
 
     @classmethod
     def attach(
