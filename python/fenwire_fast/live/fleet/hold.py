@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from ..parent.surface import take_status
@@ -40,6 +41,7 @@ class FleetHold(FleetActors):
     _actors: dict[str, Any]
     _polls: dict[Any, str]
     _lost: dict[str, str]
+    _held: deque[tuple[FleetChild, Any]]
     _token: str
     _ledger: Ledger | None
     _takeover: bool

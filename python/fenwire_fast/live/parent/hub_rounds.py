@@ -16,7 +16,7 @@ from contextlib import closing
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
-from .hub_drivers import Due, KernelDriver, PollDriver
+from .hub_drivers import KernelDriver, PollDriver
 
 if TYPE_CHECKING:
     from .durable import StateDir
@@ -59,60 +59,56 @@ class HubRounds:
             self._brought = True
             yield from self._hand_held(raw)
         due = iter(driver.due())
-        try:
-            yield from self._read(due, raw)
-        except BaseException:  # the consumer stopped in mid-round: the rest are polled next round
-            driver.requeue(due)
-            raise
-
-    def _read(self, due: Iterator[Due], raw: bool) -> Iterator[tuple[LiveChild, Any]]:
-        """The reads of one round (see :meth:`_round`); sets :attr:`_brought`."""
-        driver = self._driver
         brought = False
         durable = self.state is not None
         uncommitted = self._uncommitted
         monotonic = time.monotonic
         again = driver.again  # the children to poll next round (a dict: child -> reap)
         hot = not raw  # a plain read of dicts has a hot path; raw batches always take LiveChild.read
-        for child, woken, reap in due:
-            if hot and not reap:
-                # the hot path: no timer due and no process to ask about, so a plain read (only
-                # the run's own messages, none that changes the mirrored state) needs no more.
-                # LiveChild.read's accounting is made here, inline: a call per read costs ~3 %.
-                fast = child.channel.poll_hot()
-                if fast is not None:
-                    if fast:
-                        if child.trace is not None:
-                            child.trace.observe(fast, child)
-                        child.messages += len(fast)
-                        child.last_event = monotonic()  # progress, for the watchdog
-                        again.setdefault(child, False)  # it brought bytes: read it again next round
-                        brought = self._brought = True
-                        if durable:
-                            child.delivered_seq = fast[-1]["seq"]
-                            uncommitted[child] = None
-                        yield child, fast
+        try:
+            for child, woken, reap in due:
+                if hot and not reap:
+                    # the hot path: no timer due and no process to ask about, so a plain read (only
+                    # the run's own messages, none that changes the mirrored state) needs no more.
+                    # LiveChild.read's accounting is made here, inline: a call per read costs ~3 %.
+                    fast = child.channel.poll_hot()
+                    if fast is not None:
+                        if fast:
+                            if child.trace is not None:
+                                child.trace.observe(fast, child)
+                            child.messages += len(fast)
+                            child.last_event = monotonic()  # progress, for the watchdog
+                            again.setdefault(child, False)  # it brought bytes: read it again next round
+                            brought = True
+                            if durable:
+                                child.delivered_seq = fast[-1]["seq"]
+                                uncommitted[child] = None
+                            yield child, fast
+                        else:
+                            driver.polled(child, reap)
+                        continue
+                items, _errors = child.read(raw, woken=woken, reap=reap)
+                driver.polled(child, reap)
+                if child.finished:
+                    self._unfinished.pop(child, None)
+                    if durable:
+                        uncommitted[child] = None  # a finished run is closed at the next commit
+                if items:
+                    brought = True
+                    if durable:
+                        uncommitted[child] = None
+                    if not raw:
+                        yield child, items
+                    elif len(items) > 1:  # a commit between them counts up to the one handed over
+                        self._held.extend(zip(repeat(child), items))
+                        yield from self._hand_held(raw)
                     else:
-                        driver.polled(child, reap)
-                    continue
-            items, _errors = child.read(raw, woken=woken, reap=reap)
-            driver.polled(child, reap)
-            if child.finished:
-                self._unfinished.pop(child, None)
-                if durable:
-                    uncommitted[child] = None  # a finished run is closed at the next commit
-            if items:
-                brought = self._brought = True
-                if durable:
-                    uncommitted[child] = None
-                if not raw:
-                    yield child, items
-                elif len(items) > 1:  # a commit between them counts up to the one handed over
-                    self._held.extend(zip(repeat(child), items))
-                    yield from self._hand_held(raw)
-                else:
-                    yield child, items[0]
+                        yield child, items[0]
+        except BaseException:  # the consumer stopped in mid-round: the rest are polled next round
+            driver.requeue(due)
+            raise
         if brought:
+            self._brought = True
             driver.progress()
 
     def _hold(self, child: LiveChild, rest: Iterator[dict[str, Any]]) -> None:
