@@ -25,6 +25,7 @@ FLOORS = (
     ("fenwire_fast.live.acp", 3),
     ("fenwire_fast.live.parent", 4),
     ("fenwire_fast.live.fleet", 5),
+    ("fenwire_fast.forward", 5),
     ("fenwire_fast.testing", 6),
     ("fenwire_fast.cli", 7),
     ("fenwire_fast.__main__", 7),

@@ -500,3 +500,20 @@ def drain_fleet(fleet: Any, events: dict[str, list[dict[str, Any]]], until: Call
         assert time.monotonic() < end, f"hung: {[repr(c) for c in fleet.children]}"
         for child, messages in fleet.poll_batches(timeout=0.5):
             events.setdefault(child.run, []).extend(messages)
+
+
+@contextmanager
+def nats_server() -> Iterator[Any]:
+    """A real ``nats-server -js`` on a free loopback port (:class:`fenwire_fast.forward.LocalServer`),
+    closed with its store on exit; the test is skipped when no binary is found."""
+    import pytest
+    from fenwire_fast.forward.server import LocalServer, ServerUnavailable
+
+    try:
+        local = LocalServer().start()
+    except ServerUnavailable as exc:
+        pytest.skip(str(exc))
+    try:
+        yield local
+    finally:
+        local.close()

@@ -9,6 +9,8 @@
   be opened.
 - ``fenwire runs PATH [--json] [--prune]``: the runs kept in a state dir (:mod:`fenwire_fast.cli.runs`).
 - ``fenwire fleet NAME --address HOST:PORT [--json]``: a named fleet's runs (:mod:`fenwire_fast.cli.fleet`).
+- ``fenwire forward --state-dir PATH --nats URL``: a durable hub's runs forwarded into NATS JetStream
+  (:mod:`fenwire_fast.cli.forward`).
 - ``fenwire schema [--direction event|control]``: print the protocol's JSON Schema (draft 2020-12)
   for one direction, or both in one document (:mod:`fenwire_fast.cli.schema`).
 - ``fenwire child``: run an agent as a live child over two files (:mod:`fenwire_fast.cli.child`; see
@@ -27,6 +29,7 @@ import argparse
 import io
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from .. import IMPLEMENTATION
 
@@ -66,6 +69,28 @@ def _add_direction(command: argparse.ArgumentParser, verb: str) -> None:
         choices=("event", "control"),
         default=None,
         help=f"which side {verb} the file (default: guessed from its first valid line)",
+    )
+
+
+def _add_forward(sub: Any) -> None:
+    """``fenwire forward``'s options."""
+    forward = sub.add_parser(
+        "forward",
+        help="forward a state dir's runs into NATS JetStream",
+        description="Take up every unfinished run of a state dir (Hub.attach) and publish each accepted "
+        "line to the stream, one message per line on PREFIX.RUN with the id RUN:SEQ, committing each run "
+        "only as far as the stream acknowledged, until every run has finished. Killed and started again, "
+        "it goes on from the last commit and nothing is stored twice. Needs the nats extra.",
+        epilog="exit status: 0 every line stored; 1 some run was refused; 2 bad usage, no state dir, or "
+        "no server or JetStream at the URL.",
+    )
+    forward.set_defaults(command_parser=forward)
+    forward.add_argument("--state-dir", required=True, help="the durable hub's state dir")
+    forward.add_argument("--nats", required=True, metavar="URL", help="the NATS server, e.g. nats://127.0.0.1:4222")
+    forward.add_argument("--stream", default="FENWIRE", help="the JetStream stream (made if missing; default FENWIRE)")
+    forward.add_argument("--prefix", default="fenwire", help="the subjects' prefix: PREFIX.RUN (default fenwire)")
+    forward.add_argument(
+        "--max-in-flight", type=int, default=4096, help="lines read and not yet stored, at most (default 4096)"
     )
 
 
@@ -130,6 +155,7 @@ def _build_parser() -> argparse.ArgumentParser:
     fleet.add_argument("--namespace", default=None, help="the fleet's Ray namespace (default: fenwire)")
     fleet.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the cluster and each node")
     fleet.add_argument("--json", action="store_true", help="one JSON object per run")
+    _add_forward(sub)
     schema = sub.add_parser(
         "schema",
         help="print the protocol's JSON Schema, for parents and children in other languages",
@@ -164,6 +190,10 @@ def _command(name: str) -> Callable[[argparse.Namespace], int] | None:
         from .fleet import fleet_command
 
         return fleet_command
+    if name == "forward":
+        from .forward import forward_command
+
+        return forward_command
     if name == "runs":
         from .runs import runs_command
 

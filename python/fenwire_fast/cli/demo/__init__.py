@@ -5,6 +5,7 @@
   the children spawned, driven and checked;
 - :mod:`~fenwire_fast.cli.demo.local`: its children on a local hub;
 - :mod:`~fenwire_fast.cli.demo.ray`: its children on the nodes of a Ray cluster (``--ray``);
+- :mod:`~fenwire_fast.cli.demo.jetstream`: its events through NATS JetStream (``--nats``);
 - :mod:`~fenwire_fast.cli.demo.report`: the progress it shows and the summary it ends with.
 
 The live layer is imported only when the command runs.
@@ -87,6 +88,7 @@ def build_demo_parser() -> argparse.ArgumentParser:
         "COMMAND [ARGS...]) instead of the mock; its answers are not scripted, so the checks are the "
         "acks, exactly-once delivery and the exits",
     )
+    _add_nats(parser)
     ray = parser.add_argument_group("on a Ray cluster (pip install 'fenwire_fast[ray]')")
     ray.add_argument(
         "--ray",
@@ -117,6 +119,20 @@ def build_demo_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_nats(parser: argparse.ArgumentParser) -> None:
+    """``--nats [URL]``."""
+    stream = parser.add_argument_group("through NATS JetStream (pip install 'fenwire_fast[nats]')")
+    stream.add_argument(
+        "--nats",
+        nargs="?",
+        const="local",
+        default=None,
+        metavar="URL",
+        help="publish every event to JetStream and take the demo's events back from there: the server "
+        "at URL, or without one a local nats-server started for the demo",
+    )
+
+
 def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str] | None]:
     """The options, and the ACP agent's command (the words after ``--``); misuse is a parser error."""
     words = list(argv) if argv is not None else sys.argv[2:]
@@ -140,6 +156,10 @@ def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> tuple
     ):
         if value is not None and not args.ray:
             parser.error(f"{flag} needs --ray")
+    if args.nats is not None and args.ray:
+        parser.error("--nats runs the children on a local hub: it cannot be used with --ray")
+    if args.nats is not None and importlib.util.find_spec("nats") is None:
+        parser.exit(1, "fenwire demo: --nats needs nats-py: pip install 'fenwire_fast[nats]'\n")
     if args.nodes is not None and args.nodes < 1:
         parser.error("--nodes must be at least 1")
     if args.nodes is not None and args.address is not None:
@@ -172,6 +192,7 @@ def _run(args: argparse.Namespace, command: list[str] | None, config: MockConfig
             address=args.address,
             connect_timeout=30.0 if args.connect_timeout is None else args.connect_timeout,
             acp=command,
+            nats=args.nats,
         )
     except DemoSetupError as exc:
         print(f"fenwire demo: {exc}", file=sys.stderr)

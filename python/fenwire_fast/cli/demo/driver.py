@@ -256,8 +256,12 @@ def run_demo(
     address: str | None = None,
     connect_timeout: float = 30.0,
     acp: Sequence[str] | None = None,
+    nats: str | None = None,
 ) -> DemoReport:
     """Run the demo and print its progress and summary to ``out``; return the report.
+
+    ``nats``: take every event through NATS JetStream (see :mod:`~fenwire_fast.cli.demo.jetstream`):
+    the server at that URL, or ``"local"`` for one started for the demo.
 
     ``acp``: run every child on this ACP agent (``[command, *args]``, through the bridge of
     :mod:`fenwire_fast.live.acp.agent`) instead of the mock agent; the checks are then those that hold
@@ -278,6 +282,11 @@ def run_demo(
             return _run(source, children, config, paced, timeout, out, live, interval)
     from ...live.parent.hub import Hub
 
+    if nats is not None:
+        from .jetstream import stream_source
+
+        with Hub() as hub, stream_source(hub, nats, acp, out) as source:
+            return _run(source, children, config, paced, timeout, out, live, interval)
     with Hub() as hub:
         return _run(HubSource(hub, acp), children, config, paced, timeout, out, live, interval)
 

