@@ -29,6 +29,7 @@ class FleetActors:
     namespace: str
     state_root: str | None
     connect_timeout: float
+    forward: dict[str, Any] | None
     children: list[FleetChild]
     ray_calls: int
     _actors: dict[str, Any]
@@ -66,7 +67,7 @@ class FleetActors:
             strategy = RAY["NodeAffinitySchedulingStrategy"](node_id=node, soft=False)
             try:
                 if self.name is None:
-                    actor = self._remote.options(scheduling_strategy=strategy).remote(node)
+                    actor = self._remote.options(scheduling_strategy=strategy).remote(node, self.forward)
                 else:
                     actor = self._remote.options(
                         name=actor_name(self.name, node),
@@ -97,6 +98,11 @@ class FleetActors:
         """The backend (``"rust"`` or ``"python"``) of ``fenwire_fast`` on each node the fleet has
         an actor on: a node whose package lacks the Rust extension drains its children slower."""
         return {node: RAY["ray"].get(actor.implementation.remote()) for node, actor in self._actors.items()}
+
+    def forwarded(self) -> dict[str, dict[str, Any]]:
+        """With ``forward=``: what each node's forwarder did (lines taken, acked, duplicates among
+        them, reconnects, refusals as ``"run 'R' seq N: why"``, and the lines it said)."""
+        return {node: RAY["ray"].get(actor.forwarded.remote()) for node, actor in self._actors.items()}
 
     def _least_loaded(self) -> str:
         load = {n: 0 for n in self.nodes()}

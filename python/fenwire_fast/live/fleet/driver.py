@@ -48,7 +48,14 @@ class Fleet(FleetHold, FleetEvents):
     ``state_root`` on its node (default: ``<tmp>/fenwire-named-fleet-<name>``); the runs outlive
     this driver (:meth:`commit`, :meth:`detach`, :meth:`attach`) and their actor's process (Ray
     restarts it; it takes the runs up again). Raises ``ValueError`` when a fleet of that name
-    already exists there (:meth:`attach` takes it up)."""
+    already exists there (:meth:`attach` takes it up).
+
+    ``forward`` (``{"url": "nats://...", ...}``, the options of
+    :class:`~fenwire_fast.forward.Forwarder`; the ``nats`` extra on every node) makes each node's
+    actor publish its children's lines to NATS JetStream itself: the lines never reach this driver,
+    which places children, sends controls and follows their status (``wait()``, ``children``); a
+    child is reported finished once each of its lines is stored or refused.
+    :meth:`forwarded` says what each node's forwarder did."""
 
     def __init__(
         self,
@@ -58,6 +65,7 @@ class Fleet(FleetHold, FleetEvents):
         namespace: str | None = None,
         state_root: str | None = None,
         connect_timeout: float | None = None,
+        forward: dict[str, Any] | None = None,
         **ray_init_kwargs: Any,
     ) -> None:
         if ray is None:
@@ -68,6 +76,8 @@ class Fleet(FleetHold, FleetEvents):
         self.name = check_name(name) if name is not None else None
         self.namespace = DEFAULT_NAMESPACE if namespace is None else check_name(namespace)
         self.state_root = state_root
+        #: the options of each node's forwarder (``forward=``), or ``None``: the lines come here
+        self.forward = _forwarding(forward, self.name)
         self._own = False
         if not ray.is_initialized():
             _connect(address, self.connect_timeout, ray_init_kwargs)
@@ -279,6 +289,17 @@ def _seconds(value: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
         raise ValueError(f"connect_timeout must be a positive number of seconds, not {value!r}")
     return float(value)
+
+
+def _forwarding(forward: dict[str, Any] | None, name: str | None) -> dict[str, Any] | None:
+    """``forward=`` checked (see :func:`fenwire_fast.forward.names.check_forward`)."""
+    if forward is None:
+        return None
+    if name is not None:
+        raise ValueError("forward= is for a fleet without a name: a named fleet's nodes do not forward yet")
+    from ...forward.names import check_forward
+
+    return check_forward(forward)
 
 
 def _refuse_client(address: str | None) -> None:

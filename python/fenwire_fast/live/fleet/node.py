@@ -72,7 +72,7 @@ def _locked_root() -> tuple[str, int]:
 class NodeHub:
     """The actor body: a Hub on one node, answering one long poll at a time."""
 
-    def __init__(self, node: str) -> None:
+    def __init__(self, node: str, forward: dict[str, Any] | None = None) -> None:
         from ..parent.hub import Hub
 
         self.node = node
@@ -85,6 +85,12 @@ class NodeHub:
         self._awake = asyncio.Event()
         #: runs that finished and left the bookkeeping (their last status was sent)
         self.left = 0
+        #: with ``forward`` (``Fleet(forward=...)``), the node publishes its children's lines to
+        #: JetStream itself: a Forwarder reads the hub, and the polls carry statuses only
+        self._forward = forward
+        self.forwarder: Any = None
+        self._forwarding: asyncio.Future[None] | None = None
+        self._forward_said: list[str] = []
 
     def pid(self) -> int:
         """The actor's pid."""
@@ -137,6 +143,7 @@ class NodeHub:
         of the run only, as the child wrote them, and nothing is decoded here but the few lines
         that change a run's state."""
         hub = self.hub
+        self._start_forwarding()
         loop = asyncio.get_running_loop()
         start = loop.time()
         first: float | None = None
@@ -150,7 +157,7 @@ class NodeHub:
                 lines.setdefault(child.run, []).append(batch.lines)
                 size += len(batch.lines)
                 urgent = urgent or _ACK in batch.types
-            moved = [run for run, child in self.children.items() if self._said.get(run) != status_key(child)]
+            moved = [run for run, child in self.children.items() if self._said.get(run) != self._key(run, child)]
             now = loop.time()
             if first is None and (lines or moved):
                 first = now
@@ -168,8 +175,47 @@ class NodeHub:
         return self._answer(lines)
 
     def _batches(self) -> list[tuple[Any, Any]]:
-        """One round of the hub's raw batches: ``(child, ScanBatch)``."""
+        """One round of the hub's raw batches: ``(child, ScanBatch)`` (none when the node forwards:
+        the forwarder reads the hub)."""
+        if self.forwarder is not None:
+            return []
         return self.hub.poll_raw_batches()
+
+    def _key(self, run: str, child: Any) -> tuple[Any, ...] | None:
+        """The child's status key as the driver may see it: a forwarding node says a child has
+        finished only once each of its lines is stored or refused."""
+        if self.forwarder is not None and child.finished and not self.forwarder.settled(child):
+            return self._said.get(run)
+        return status_key(child)
+
+    def _start_forwarding(self) -> None:
+        """Start the node's forwarder (in the actor's event loop), once; raise what ended it."""
+        if self._forward is None:
+            return
+        if self._forwarding is None:
+            from ...forward.forwarder import Forwarder  # the nats extra, on the nodes of a forwarding fleet
+
+            self.forwarder = Forwarder(
+                self.hub, say=self._forward_said.append, on_progress=self._awake.set, **self._forward
+            )
+            self._forwarding = asyncio.ensure_future(self.forwarder.run(until_finished=False))
+        elif self._forwarding.done() and self._forwarding.exception() is not None:
+            raise RuntimeError(f"node {self.node}: forwarding stopped: {self._forwarding.exception()}")
+
+    def forwarded(self) -> dict[str, Any]:
+        """What the node's forwarder did: lines taken, acked (duplicates among them), reconnects,
+        refusals and what it said (empty when the node does not forward)."""
+        f = self.forwarder
+        if f is None:
+            return {}
+        return {
+            "lines": f.lines,
+            "acked": f.acked,
+            "duplicates": f.duplicates,
+            "reconnects": f.reconnects,
+            "refused": [str(r) for r in f.refused.values()],
+            "said": list(self._forward_said),
+        }
 
     def _answer(self, lines: dict[str, list[bytes]]) -> Answer:
         """Per child: its lines as one blob, and its status when it changed since the last answer.
@@ -178,11 +224,12 @@ class NodeHub:
         done = []
         for run, child in self.children.items():
             blob = b"".join(lines.get(run, ()))
-            key = status_key(child)
+            key = self._key(run, child)
             if key == self._said.get(run):
                 if blob:
                     out.append((run, blob, None))
             else:
+                assert key is not None  # held back only when a status was said before
                 self._said[run] = key
                 out.append((run, blob, status_of(child)))
                 if child.finished:
@@ -202,7 +249,14 @@ class NodeHub:
             self.left += 1
 
     async def _sleep(self, timeout: float) -> None:
-        """Sleep on the hub's wake-ups, or until a spawn (a new child to watch)."""
+        """Sleep on the hub's wake-ups, or until a spawn (a new child to watch); a forwarding node
+        sleeps until its forwarder took or settled lines (it owns the hub's wake-ups)."""
+        if self.forwarder is not None:
+            try:
+                await asyncio.wait_for(self._awake.wait(), timeout)
+            except TimeoutError:
+                pass
+            return
         hub_wait = asyncio.ensure_future(self.hub.sleep_async(timeout))
         spawned = asyncio.ensure_future(self._awake.wait())
         await asyncio.wait([hub_wait, spawned], timeout=timeout + 0.05, return_when=asyncio.FIRST_COMPLETED)
@@ -211,6 +265,8 @@ class NodeHub:
 
     def close(self) -> None:
         """Close the hub (its children are killed and reaped) and remove the actor's root."""
+        if self._forwarding is not None:
+            self._forwarding.cancel()
         self.hub.close()
         shutil.rmtree(self.root, ignore_errors=True)
         os.close(self._lock)
