@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 import nats.errors
 import nats.js.errors
 
-from .lanes import TRIES, ForwardUnavailable, Lane, LaneViews, NoStream, Refusal, StoreError, for_good, stored
+from .lanes import DUP, OK, TRIES, ForwardUnavailable, Lane, LaneViews, Refusal, for_good, stored
 from .link import StreamLink
 from .names import DEFAULT_PREFIX, DEFAULT_STREAM, MSG_ID, message_id, seq_of_id
 
@@ -94,11 +94,9 @@ class Forwarder(StreamLink, LaneViews):
         self.say(f"forward: {self._broken}; connecting again to {self.url}")
         await self._close_connection()
         for lane in self._lanes.values():
-            if lane.failed is not None and any(stored(f) for s, _l, f, _a in lane.sent if s > lane.failed):
+            if lane.failed is not None and any(stored(e) for e in lane.sent if e[0] > lane.failed):
                 self._refuse(lane, lane.failed, "not stored, and a later line of the run was: the stream has a hole")
-            for seq, line, future, _at in reversed(lane.sent):
-                if not future.done():
-                    future.cancel()
+            for seq, line, _state, _at in reversed(lane.sent):
                 if lane.refused is None:
                     lane.waiting.appendleft((seq, line))
                 else:
@@ -190,10 +188,12 @@ class Forwarder(StreamLink, LaneViews):
                 if not await self._ask(lane):
                     return
             waiting, sent, run, subj = lane.waiting, lane.sent, lane.run, lane.subject
+            publish, monotonic = self._publish, time.monotonic
             while waiting and self._broken is None:
                 seq, line = waiting[0]
+                entry = [seq, line, None, monotonic()]
                 try:
-                    future = await self._publish(subj, line, message_id(run, seq))
+                    await publish(subj, line, message_id(run, seq), entry)
                 except nats.errors.MaxPayloadError:
                     self._refuse(lane, seq, f"{len(line)} bytes, over the server's max_payload")
                     break
@@ -201,7 +201,7 @@ class Forwarder(StreamLink, LaneViews):
                     self._broken = self._broken or f"publish failed: {exc or type(exc).__name__}"
                     return
                 waiting.popleft()
-                sent.append((seq, line, future, time.monotonic()))
+                sent.append(entry)
                 self.published += 1
 
     async def _ask(self, lane: Lane) -> bool:
@@ -226,36 +226,35 @@ class Forwarder(StreamLink, LaneViews):
         whether any line settled."""
         now = time.monotonic()
         before = self._queued
+        self._acked.clear()
         for lane in self._lanes.values():
             sent = lane.sent
             while sent:
-                seq, _line, future, _at = sent[0]
-                if not future.done():
-                    if now - sent[0][3] > self.ack_timeout:
+                seq, _line, state, at = sent[0]
+                if state is None:
+                    if now - at > self.ack_timeout:
                         self._broken = self._broken or f"no ack for {self.ack_timeout:g} s (run {lane.run!r} seq {seq})"
                     break
-                exc = None if future.cancelled() else future.exception()
-                if future.cancelled() or (exc is not None and not for_good(exc)):
-                    if isinstance(exc, (StoreError, NoStream)):  # the server answered: count the tries
-                        times = lane.errors[1] + 1 if lane.errors[0] == seq else 1
-                        lane.errors = (seq, times)
-                        if times >= TRIES:
-                            sent.popleft()
-                            self._queued -= 1
-                            self._refuse(lane, seq, f"the server refused it {times} times: {exc}")
-                            continue
-                    lane.failed = seq  # not stored: sent again from the stream's last line
-                    self._broken = self._broken or f"run {lane.run!r} seq {seq} not stored: {exc}"
-                    break
+                if state is OK or state is DUP:
+                    sent.popleft()
+                    self._queued -= 1
+                    self.acked += 1
+                    self.duplicates += state is DUP
+                    if lane.refused is None or seq < lane.refused.seq:
+                        lane.stored = seq
+                    continue
+                why = for_good(state)
+                if why is None:  # an error sending again may cure: count the tries
+                    times = lane.errors[1] + 1 if lane.errors[0] == seq else 1
+                    lane.errors = (seq, times)
+                    if times < TRIES:
+                        lane.failed = seq  # not stored: sent again from the stream's last line
+                        self._broken = self._broken or f"run {lane.run!r} seq {seq} not stored: {state}"
+                        break
+                    why = f"the server refused it {times} times: {state}"
                 sent.popleft()
                 self._queued -= 1
-                if exc is not None:
-                    self._refuse(lane, seq, for_good(exc) or str(exc))
-                    continue
-                self.acked += 1
-                self.duplicates += bool(future.result().get("duplicate"))
-                if lane.refused is None or seq < lane.refused.seq:
-                    lane.stored = seq
+                self._refuse(lane, seq, why)
         return self._queued != before
 
     def _refuse(self, lane: Lane, seq: int, reason: str) -> None:
@@ -281,18 +280,22 @@ class Forwarder(StreamLink, LaneViews):
 
     async def wait(self) -> None:
         """Sleep until a child writes, an ack comes (when lines are on their way) or a commit is due."""
-        firsts = [lane.sent[0][2] for lane in self._lanes.values() if lane.sent]
-        if not firsts:
+        if not self._queued:
             await self.hub.sleep_async(min(self.commit_every, 1.0))
             return
+        acked = self._acked  # cleared by _settle before it looked: an ack since then has set it
         if self._queued >= self.max_in_flight:  # nothing more may be taken: only an ack helps
-            await asyncio.wait(firsts, timeout=self.ack_timeout, return_when=asyncio.FIRST_COMPLETED)
+            try:
+                await asyncio.wait_for(acked.wait(), self.ack_timeout)
+            except TimeoutError:
+                pass
             return
-        sleeper = asyncio.ensure_future(self.hub.sleep_async(self.ack_timeout))
+        waits = [asyncio.ensure_future(self.hub.sleep_async(self.ack_timeout)), asyncio.ensure_future(acked.wait())]
         try:
-            await asyncio.wait([sleeper, *firsts], timeout=self.ack_timeout, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(waits, timeout=self.ack_timeout, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            sleeper.cancel()
+            for wait in waits:
+                wait.cancel()
 
 
 def forward(hub: Hub, url: str, **kwargs: Any) -> Forwarder:

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -57,8 +56,17 @@ def for_good(exc: BaseException) -> str | None:
     return None
 
 
-def stored(future: asyncio.Future[Any]) -> bool:
-    return future.done() and not future.cancelled() and future.exception() is None
+#: an entry's state once the stream acknowledged the line: stored, or stored before (a duplicate)
+OK, DUP = 1, 2
+
+#: one line sent and waiting for its ack: ``[seq, line, state, sent at]``, ``state`` ``None`` until
+#: the ack comes, then :data:`OK`, :data:`DUP` or the error the server answered with
+Entry = list[Any]
+
+
+def stored(entry: Entry) -> bool:
+    """The stream acknowledged the line of ``entry``."""
+    return entry[2] is OK or entry[2] is DUP
 
 
 class ForwardUnavailable(RuntimeError):
@@ -100,7 +108,7 @@ class Lane:
         self.run = child.run
         self.subject = subject(prefix, child.run)
         self.waiting: deque[tuple[int, bytes]] = deque()
-        self.sent: deque[tuple[int, bytes, asyncio.Future[Any], float]] = deque()
+        self.sent: deque[Entry] = deque()
         self.stored = 0  # every line of the run up to this seq is in the stream
         self.asked = False  # the stream was asked what it holds of the run, on this connection
         self.failed: int | None = None  # a line the server answered with an error (not stored)

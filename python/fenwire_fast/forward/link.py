@@ -20,7 +20,7 @@ import nats.errors
 import nats.js.errors
 from nats.js import api
 
-from .lanes import ForwardUnavailable, NoStream, StoreError
+from .lanes import DUP, OK, Entry, ForwardUnavailable, NoStream, StoreError
 from .names import MSG_ID, check_prefix
 
 __all__ = ["StreamLink", "connect_once"]
@@ -74,7 +74,8 @@ class StreamLink:
         self._js: Any = None
         self._jsm: Any = None
         self._inbox = ""  # the acks' subjects: <inbox>.<n>
-        self._acks: dict[str, asyncio.Future[Any]] = {}  # reply subject -> the publish's ack
+        self._acks: dict[str, Entry] = {}  # reply subject -> the line's entry
+        self._acked = asyncio.Event()  # set by each ack
         self._count = itertools.count()
         #: why the connection is taken as failed (``None``: it works)
         self._broken: str | None = None
@@ -106,38 +107,35 @@ class StreamLink:
         await self._ensure_stream()
         self._connected()
 
-    async def _publish(self, subject: str, line: bytes, msg_id: str) -> asyncio.Future[Any]:
-        """Publish ``line`` to JetStream with its message id; the future gets the ack (a dict with
-        ``seq`` and ``duplicate``) or a :class:`StoreError` / :class:`NoStream`. (nats-py's own
-        ``publish_async`` loses a refusal: it raises it in the reply handler instead of setting it
-        on the future, which then never completes.)"""
+    async def _publish(self, subject: str, line: bytes, msg_id: str, entry: Entry) -> None:
+        """Publish ``line`` to JetStream with its message id; its ack fills ``entry[2]`` (:data:`OK`,
+        :data:`DUP`, or a :class:`StoreError` / :class:`NoStream`) and sets :attr:`_acked`.
+        (nats-py's own ``publish_async`` loses a refusal: it raises it in the reply handler instead
+        of setting it on the future, which then never completes; and a future per line costs.)"""
         reply = f"{self._inbox}.{next(self._count)}"
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._acks[reply] = future
+        self._acks[reply] = entry
         try:
             await self._nc.publish(subject, line, reply=reply, headers={MSG_ID: msg_id})
         except BaseException:
             self._acks.pop(reply, None)
             raise
-        return future
 
     async def _ack(self, msg: Any) -> None:
-        future = self._acks.pop(msg.subject, None)
-        if future is None or future.done():
+        entry = self._acks.pop(msg.subject, None)
+        if entry is None:
             return
+        data = msg.data
         if msg.headers and msg.headers.get("Status") == "503":
-            future.set_exception(NoStream())
-            return
-        try:
-            answer = json.loads(msg.data)
-        except ValueError:
-            future.set_exception(StoreError(0, f"an answer that is not JSON: {msg.data[:80]!r}"))
-            return
-        error = answer.get("error") if isinstance(answer, dict) else None
-        if error is not None:
-            future.set_exception(StoreError(int(error.get("err_code", 0) or 0), str(error.get("description", error))))
+            entry[2] = NoStream()
+        elif b'"error"' not in data:  # {"stream":...,"seq":N} or with "duplicate":true
+            entry[2] = DUP if b'"duplicate":true' in data else OK
         else:
-            future.set_result(answer)
+            try:
+                error = json.loads(data).get("error") or {}
+            except (ValueError, AttributeError):
+                error = {"description": f"an answer that is not an ack: {data[:80]!r}"}
+            entry[2] = StoreError(int(error.get("err_code", 0) or 0), str(error.get("description", error)))
+        self._acked.set()
 
     async def _ensure_stream(self) -> None:
         wanted = f"{self.prefix}.>"
@@ -161,9 +159,7 @@ class StreamLink:
 
     async def _close_connection(self) -> None:
         nc, self._nc, self._js, self._jsm = self._nc, None, None, None
-        for future in self._acks.values():
-            future.cancel()
-        self._acks = {}
+        self._acks = {}  # the acks of a connection closed never come
         if nc is not None:
             try:
                 await asyncio.wait_for(nc.close(), 2.0)
