@@ -72,6 +72,14 @@ def _locked_root() -> tuple[str, int]:
 class NodeHub:
     """The actor body: a Hub on one node, answering one long poll at a time."""
 
+    #: with ``forward`` (``Fleet(forward=...)``), the node publishes its children's lines to
+    #: JetStream itself: a Forwarder reads the hub, and the polls carry statuses only (class-level
+    #: defaults: a named fleet's actor does not forward)
+    _forward: dict[str, Any] | None = None
+    forwarder: Any = None
+    _forwarding: asyncio.Future[None] | None = None
+    _forward_said: list[str]
+
     def __init__(self, node: str, forward: dict[str, Any] | None = None) -> None:
         from ..parent.hub import Hub
 
@@ -85,12 +93,7 @@ class NodeHub:
         self._awake = asyncio.Event()
         #: runs that finished and left the bookkeeping (their last status was sent)
         self.left = 0
-        #: with ``forward`` (``Fleet(forward=...)``), the node publishes its children's lines to
-        #: JetStream itself: a Forwarder reads the hub, and the polls carry statuses only
         self._forward = forward
-        self.forwarder: Any = None
-        self._forwarding: asyncio.Future[None] | None = None
-        self._forward_said: list[str] = []
 
     def pid(self) -> int:
         """The actor's pid."""
@@ -195,6 +198,7 @@ class NodeHub:
         if self._forwarding is None:
             from ...forward.forwarder import Forwarder  # the nats extra, on the nodes of a forwarding fleet
 
+            self._forward_said = []
             self.forwarder = Forwarder(
                 self.hub, say=self._forward_said.append, on_progress=self._awake.set, **self._forward
             )
