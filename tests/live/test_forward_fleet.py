@@ -72,3 +72,65 @@ def test_forward_options_are_checked(cluster: Any) -> None:
         Fleet(address=cluster.address, forward={"url": "nats://127.0.0.1:1", "max_in_flight": "many"})
     with pytest.raises(ValueError, match="without a name"):
         Fleet(address=cluster.address, name="named", forward={"url": "nats://127.0.0.1:1"})
+
+
+def _stream_count(url: str, stream: str) -> int:
+    import nats
+
+    async def count() -> int:
+        nc = await nats.connect(url)
+        try:
+            return int((await nc.jsm().stream_info(stream)).state.messages)
+        except nats.js.errors.NotFoundError:
+            return 0
+        finally:
+            await nc.close()
+
+    return asyncio.run(count())
+
+
+def test_a_named_fleet_forwarded_by_a_driver_killed_and_started_again(
+    cluster: Any, server: LocalServer, tmp_path: Any
+) -> None:
+    """``fenwire forward --fleet NAME``: a driver that forwards a named fleet's runs, SIGKILLed
+    mid-stream; a second one (``--takeover``) goes on from the commit, and the stream holds each
+    run's mock transcript once, in order."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    names = {"stream": f"NAMED{os.getpid()}", "prefix": f"named{os.getpid()}"}
+    mock = {"steps": 3, "deltas": 2000, "tools": 1, "tool_result_bytes": 3000}
+    node_a, node_b = (n.node_id for n in cluster.fenwire_nodes)
+    fleet = Fleet(address=cluster.address, name=f"fw{os.getpid()}", state_root=str(tmp_path / "roots"))
+    children = [fleet.spawn("Do the task.", node=node, mock=mock) for node in (node_a, node_b, node_a, node_b)]
+    for child in children:
+        child.close()
+    runs = [c.run for c in children]
+    fleet.detach()  # this process stays connected to the cluster; the forwarders are other drivers
+    command = [
+        *(sys.executable, "-m", "fenwire_fast", "forward", "--fleet", fleet.name or "", "--address", cluster.address),
+        *("--nats", server.url, "--stream", names["stream"], "--prefix", names["prefix"]),
+    ]
+    log = tmp_path / "forward.log"
+    with open(log, "ab") as err:
+        first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, start_new_session=True)
+    try:
+        end = time.monotonic() + 120
+        while _stream_count(server.url, names["stream"]) < 2000:
+            assert first.poll() is None and time.monotonic() < end, log.read_text()
+            time.sleep(0.05)
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait()
+    with open(log, "ab") as err:
+        second = subprocess.run([*command, "--takeover"], stdout=subprocess.PIPE, stderr=err, timeout=300)
+    assert second.returncode == 0, (second.stdout, log.read_text())
+    assert "Traceback" not in log.read_text()
+    for run in runs:
+        events, rejections = asyncio.run(read_run(server.url, run, **names))
+        assert rejections == [], (run, rejections)
+        assert [e["seq"] for e in events] == list(range(1, len(events) + 1)), run
+        assert check_transcript(config_from_mapping(mock), events) == [], run
+    Fleet.attach(cluster.address, name=fleet.name or "", takeover=True).close()

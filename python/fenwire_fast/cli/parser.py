@@ -77,7 +77,8 @@ def _add_forward(sub: Any) -> None:
     forward = sub.add_parser(
         "forward",
         help="forward a state dir's runs into NATS JetStream",
-        description="Take up every unfinished run of a state dir (Hub.attach) and publish each accepted "
+        description="Take up every unfinished run of a state dir (Hub.attach), or of a named fleet "
+        "(Fleet.attach), and publish each accepted "
         "line to the stream, one message per line on PREFIX.RUN with the id RUN:SEQ, committing each run "
         "only as far as the stream acknowledged, until every run has finished. Killed and started again, "
         "it goes on from the last commit and nothing is stored twice. Needs the nats extra.",
@@ -85,7 +86,13 @@ def _add_forward(sub: Any) -> None:
         "no server or JetStream at the URL.",
     )
     forward.set_defaults(command_parser=forward)
-    forward.add_argument("--state-dir", required=True, help="the durable hub's state dir")
+    forward.add_argument("--state-dir", help="the durable hub's state dir")
+    forward.add_argument("--fleet", metavar="NAME", help="instead: the named fleet NAME (needs --address and Ray)")
+    forward.add_argument("--address", help="with --fleet: the Ray cluster's head, HOST:PORT (or auto)")
+    forward.add_argument("--namespace", default=None, help="with --fleet: its Ray namespace (default: fenwire)")
+    forward.add_argument(
+        "--takeover", action="store_true", help="with --fleet: take it from a driver that is gone (FleetBusy otherwise)"
+    )
     forward.add_argument("--nats", required=True, metavar="URL", help="the NATS server, e.g. nats://127.0.0.1:4222")
     forward.add_argument("--stream", default="FENWIRE", help="the JetStream stream (made if missing; default FENWIRE)")
     forward.add_argument("--prefix", default="fenwire", help="the subjects' prefix: PREFIX.RUN (default fenwire)")

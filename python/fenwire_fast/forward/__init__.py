@@ -7,6 +7,8 @@ wheel); nothing else in the package imports this module, and its names and local
 - :class:`Forwarder` (:func:`forward`): a hub's lines, published as the children wrote them, one
   message per line on ``<prefix>.<run>`` with the id ``<run>:<seq>``; a durable hub's runs are
   committed only as far as the stream acknowledged (:mod:`~fenwire_fast.forward.forwarder`).
+- :class:`FleetSource`: a named fleet's driver as what a forwarder drains
+  (:mod:`~fenwire_fast.forward.sources`).
 - :class:`RunReader` (:func:`read_run`): a run's events read back and checked again
   (:mod:`~fenwire_fast.forward.reader`).
 - :class:`LocalServer`: a ``nats-server -js`` on a free loopback port
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from .names import DEFAULT_PREFIX, DEFAULT_STREAM, message_id, run_of, subject
 from .server import LocalServer, ServerUnavailable, find_binary
+from .sources import FleetSource, Source
 
 if TYPE_CHECKING:
     from .forwarder import Forwarder, ForwardUnavailable, Refusal, forward
@@ -52,6 +55,8 @@ __all__ = [
     "DEFAULT_STREAM",
     "Forwarder",
     "ForwardUnavailable",
+    "FleetSource",
+    "Source",
     "LocalServer",
     "Refusal",
     "RunReader",

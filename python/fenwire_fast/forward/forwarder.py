@@ -41,22 +41,23 @@ from .link import StreamLink
 from .names import DEFAULT_PREFIX, DEFAULT_STREAM, MSG_ID, message_id, seq_of_id
 
 if TYPE_CHECKING:
-    from ..live.parent.hub import Hub
     from ..live.parent.spawn import LiveChild
+    from .sources import Source
 
 __all__ = ["Forwarder", "ForwardUnavailable", "Refusal", "forward"]
 
 
 class Forwarder(StreamLink, LaneViews):
-    """Forward ``hub``'s lines to the JetStream of the NATS server at ``url``; see the module
-    docstring. ``stream`` (made with subjects ``<prefix>.>`` when missing, unless
+    """Forward ``hub``'s lines (a :class:`~fenwire_fast.live.parent.hub.Hub`, durable or not, or
+    any :class:`~fenwire_fast.forward.sources.Source`) to the JetStream of the NATS server at
+    ``url``; see the module docstring. ``stream`` (made with subjects ``<prefix>.>`` when missing, unless
     ``create_stream=False``) keeps them; ``say`` gets one line per event worth telling (a refusal,
     a lost connection, a reconnect); ``on_progress`` is called when lines were taken or settled.
     Run it with ``await forwarder.run()`` (or :func:`forward`)."""
 
     def __init__(
         self,
-        hub: Hub,
+        hub: Source,
         url: str,
         *,
         stream: str = DEFAULT_STREAM,
@@ -298,7 +299,7 @@ class Forwarder(StreamLink, LaneViews):
                 wait.cancel()
 
 
-def forward(hub: Hub, url: str, **kwargs: Any) -> Forwarder:
+def forward(hub: Source, url: str, **kwargs: Any) -> Forwarder:
     """Run a :class:`Forwarder` over ``hub`` to the end (``asyncio.run``); return it, for its counts."""
     forwarder = Forwarder(hub, url, **kwargs)
     asyncio.run(forwarder.run())
