@@ -41,7 +41,7 @@ def _open_source(args: argparse.Namespace) -> tuple[Any, Callable[[bool], None]]
         for error in hub.attach_errors:
             _say(f"fenwire forward: not taken up: {error}")
         return hub, lambda done: hub.close() if done else hub.detach()
-    from ..forward.sources import FleetSource
+    from ..forward.fleet_source import FleetSource
     from ..live.fleet.ray_modules import RAY
 
     if RAY.get("ray") is None:

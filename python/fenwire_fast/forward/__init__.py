@@ -8,7 +8,7 @@ wheel); nothing else in the package imports this module, and its names and local
   message per line on ``<prefix>.<run>`` with the id ``<run>:<seq>``; a durable hub's runs are
   committed only as far as the stream acknowledged (:mod:`~fenwire_fast.forward.forwarder`).
 - :class:`FleetSource`: a named fleet's driver as what a forwarder drains
-  (:mod:`~fenwire_fast.forward.sources`).
+  (:mod:`~fenwire_fast.forward.fleet_source`).
 - :class:`RunReader` (:func:`read_run`): a run's events read back and checked again
   (:mod:`~fenwire_fast.forward.reader`).
 - :class:`LocalServer`: a ``nats-server -js`` on a free loopback port
@@ -24,14 +24,17 @@ from typing import TYPE_CHECKING, Any
 
 from .names import DEFAULT_PREFIX, DEFAULT_STREAM, message_id, run_of, subject
 from .server import LocalServer, ServerUnavailable, find_binary
-from .sources import FleetSource, Source
+from .source import Source
 
 if TYPE_CHECKING:
+    from .fleet_source import FleetSource
     from .forwarder import Forwarder, ForwardUnavailable, Refusal, forward
     from .reader import RunReader, read_run
 
-#: the names that need ``nats-py``, imported on first use (``names`` and ``server`` do not need it)
+#: imported on first use: those that need ``nats-py`` (``names``, ``server`` and ``source`` do not),
+#: and the fleet's (whose driver imports the forwarder when its nodes forward)
 _LAZY = {
+    "FleetSource": "fleet_source",
     "Forwarder": "forwarder",
     "ForwardUnavailable": "forwarder",
     "Refusal": "forwarder",

@@ -42,14 +42,14 @@ from .names import DEFAULT_PREFIX, DEFAULT_STREAM, MSG_ID, message_id, seq_of_id
 
 if TYPE_CHECKING:
     from ..live.parent.spawn import LiveChild
-    from .sources import Source
+    from .source import Source
 
 __all__ = ["Forwarder", "ForwardUnavailable", "Refusal", "forward"]
 
 
 class Forwarder(StreamLink, LaneViews):
     """Forward ``hub``'s lines (a :class:`~fenwire_fast.live.parent.hub.Hub`, durable or not, or
-    any :class:`~fenwire_fast.forward.sources.Source`) to the JetStream of the NATS server at
+    any :class:`~fenwire_fast.forward.source.Source`) to the JetStream of the NATS server at
     ``url``; see the module docstring. ``stream`` (made with subjects ``<prefix>.>`` when missing, unless
     ``create_stream=False``) keeps them; ``say`` gets one line per event worth telling (a refusal,
     a lost connection, a reconnect); ``on_progress`` is called when lines were taken or settled.

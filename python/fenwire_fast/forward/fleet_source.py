@@ -1,9 +1,8 @@
-"""What a forwarder reads: a hub, or a named fleet's driver.
+"""A named fleet's driver as what a forwarder drains.
 
-:class:`Source` is what :class:`~fenwire_fast.forward.Forwarder` needs of the thing it drains: raw
-batches, whether everything has finished, a commit of given seqs, and a sleep. A
-:class:`~fenwire_fast.live.parent.hub.Hub` is one as it is. :class:`FleetSource` makes a named
-fleet's driver one (``fenwire forward --fleet NAME``): its raw batches come through the driver,
+A :class:`~fenwire_fast.forward.source.Source` is what :class:`~fenwire_fast.forward.Forwarder`
+needs of the thing it drains: raw batches, whether everything has finished, a commit of given seqs,
+and a sleep. :class:`FleetSource` makes a named fleet's driver one (``fenwire forward --fleet NAME``): its raw batches come through the driver,
 and a commit of given seqs is ``Fleet.commit`` with each child's handed seq set to what the stream
 stored, so a driver killed and attached again forwards from there.
 """
@@ -13,28 +12,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..live.fleet.driver import Fleet
 
-__all__ = ["Source", "FleetSource"]
-
-
-class Source(Protocol):
-    """What a forwarder drains (a :class:`~fenwire_fast.live.parent.hub.Hub` is one)."""
-
-    @property
-    def finished(self) -> bool: ...
-
-    @property
-    def state(self) -> object | None: ...
-
-    def poll_raw_batches(self) -> list[tuple[Any, Any]]: ...
-
-    def commit_at(self, seqs: Mapping[Any, int]) -> int: ...
-
-    async def sleep_async(self, timeout: float | None = None) -> None: ...
+__all__ = ["FleetSource"]
 
 
 class FleetSource:
