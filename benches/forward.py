@@ -46,7 +46,13 @@ def busy_mock(args: argparse.Namespace) -> dict[str, object]:
 
 
 def run_forwarder(args: argparse.Namespace, url: str) -> tuple[dict[str, float], list[tuple[str, list[bytes]]]]:
-    state = None if args.plain_hub else Path(tempfile.mkdtemp(prefix="fenwire-bench-forward-")) / "state"
+    with tempfile.TemporaryDirectory(prefix="fenwire-bench-forward-") as scratch:  # the state dir goes with it
+        return _forward_into(args, url, None if args.plain_hub else Path(scratch) / "state")
+
+
+def _forward_into(
+    args: argparse.Namespace, url: str, state: Path | None
+) -> tuple[dict[str, float], list[tuple[str, list[bytes]]]]:
     env = {"PYTHONPATH": str(Path(fenwire_fast.__file__).resolve().parent.parent)}
     with Hub(state_dir=state) as hub:
         t0 = time.perf_counter()
