@@ -22,8 +22,10 @@ pytest.importorskip("nats")
 from fenwire_fast.forward import LocalServer, read_run  # noqa: E402
 from fenwire_fast.live.child.mock_agent import config_from_mapping  # noqa: E402
 from fenwire_fast.live.fleet import Fleet  # noqa: E402
+from fenwire_fast.live.fleet.named import actor_name  # noqa: E402
+from fenwire_fast.live.parent.durable import read_manifests  # noqa: E402
 from fenwire_fast.testing import check_transcript  # noqa: E402
-from live_harness import nats_server, ray_cluster  # noqa: E402
+from live_harness import HANG_GUARD, nats_server, ray_cluster, release_gate, wait_gone  # noqa: E402
 
 MOCK = {"steps": 2, "deltas": 300, "tools": 1, "tool_result_bytes": 3000}
 
@@ -70,8 +72,6 @@ def test_forward_options_are_checked(cluster: Any) -> None:
         Fleet(address=cluster.address, forward={"url": "nats://127.0.0.1:1", "speed": 3})
     with pytest.raises(TypeError, match="max_in_flight"):
         Fleet(address=cluster.address, forward={"url": "nats://127.0.0.1:1", "max_in_flight": "many"})
-    with pytest.raises(ValueError, match="without a name"):
-        Fleet(address=cluster.address, name="named", forward={"url": "nats://127.0.0.1:1"})
 
 
 def _stream_count(url: str, stream: str) -> int:
@@ -134,3 +134,138 @@ def test_a_named_fleet_forwarded_by_a_driver_killed_and_started_again(
         assert [e["seq"] for e in events] == list(range(1, len(events) + 1)), run
         assert check_transcript(config_from_mapping(mock), events) == [], run
     Fleet.attach(cluster.address, name=fleet.name or "", takeover=True).close()
+
+
+def _until(check: Any, what: str, timeout: float = HANG_GUARD) -> None:
+    import time
+
+    end = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < end, what
+        time.sleep(0.02)
+
+
+def _event_files(state_root: Any, nodes: dict[str, str]) -> dict[str, Any]:
+    """run -> its manifest, read from its node's state dir (the nodes are on this machine)."""
+    out = {}
+    for node in set(nodes.values()):
+        for _name, manifest in read_manifests(str(state_root / node)):
+            if not isinstance(manifest, str) and manifest.run in nodes:
+                out[manifest.run] = manifest
+    return out
+
+
+def _lines(manifests: dict[str, Any]) -> dict[str, list[bytes]]:
+    from pathlib import Path
+
+    return {run: Path(m.event_path).read_bytes().splitlines() for run, m in manifests.items()}
+
+
+def test_a_named_fleets_nodes_publish_without_a_driver_and_through_a_killed_actor(
+    cluster: Any, server: LocalServer, tmp_path: Any
+) -> None:
+    """``Fleet(name=..., forward=...)``: the nodes publish from the start, whether a driver holds
+    the fleet or not, and commit what the stream stored; an actor SIGKILLed mid-stream is restarted
+    by Ray and its forwarder goes on from the stream's last line of each run. The stream holds each
+    run's event file once, in order, byte for byte; the runs close; a later driver gets statuses."""
+    import signal
+
+    names = {"stream": f"NODES{os.getpid()}", "prefix": f"nodes{os.getpid()}"}
+    name, state_root = f"fwnodes{os.getpid()}", tmp_path / "state"
+    node_a, node_b = (n.node_id for n in cluster.fenwire_nodes)
+    gates = [str(tmp_path / f"gate{i}") for i in range(4)]
+    mock = {"steps": 3, "deltas": 1500, "tools": 1, "tool_result_bytes": 3000, "gate_steps": [2]}
+    fleet = Fleet(address=cluster.address, name=name, state_root=str(state_root), forward={"url": server.url, **names})
+    nodes: dict[str, str] = {}
+    for i, gate in enumerate(gates):
+        child = fleet.spawn("Do the task.", node=(node_a, node_b)[i % 2], mock={**mock, "gate_path": gate})
+        child.close()
+        nodes[child.run] = child.node
+    fleet.detach()  # no driver from here on: the nodes forward by themselves
+    for gate in gates:
+        _until(lambda gate=gate: os.path.exists(gate + ".blocked"), "every run reaches its gate")
+    manifests = _event_files(state_root, nodes)
+    assert set(manifests) == set(nodes)
+    held = sum(len(lines) for lines in _lines(manifests).values())
+    _until(lambda: _stream_count(server.url, names["stream"]) == held, "the lines before the gates, stored")
+
+    actor = ray.get_actor(actor_name(name, node_a), namespace="fenwire")
+    actor_pid, _root = ray.get(actor.where.remote())
+    for i, gate in enumerate(gates):
+        if i % 2 == 0:
+            release_gate(gate)
+    _until(lambda: _stream_count(server.url, names["stream"]) > held + 500, "node a's runs forwarding again")
+    os.kill(actor_pid, signal.SIGKILL)  # mid-stream: its runs go on writing
+    wait_gone([actor_pid])
+
+    def restarted() -> bool:
+        try:
+            return bool(ray.get(actor.where.remote())[0] != actor_pid)
+        except ray.exceptions.ActorUnavailableError:  # restarting
+            return False
+
+    _until(restarted, "Ray restarts the actor: it attaches its state dir and forwards")
+    for i, gate in enumerate(gates):
+        if i % 2 == 1:
+            release_gate(gate)
+
+    def all_closed() -> bool:
+        found = _event_files(state_root, nodes)
+        return len(found) == len(nodes) and all(m.closed for m in found.values())
+
+    _until(all_closed, "every run ended, each line stored and the run committed to its end")
+    files = _lines(_event_files(state_root, nodes))
+    for run, lines in files.items():
+        stored = asyncio.run(_stored(server.url, names, run))
+        assert len(stored) == len(lines), (run, len(stored), len(lines))
+        assert stored == lines, run
+        events, rejections = asyncio.run(read_run(server.url, run, **names))
+        checked = {**mock, "gate_path": gates[0]}
+        assert rejections == [] and check_transcript(config_from_mapping(checked), events) == [], run
+    assert _stream_count(server.url, names["stream"]) == sum(len(lines) for lines in files.values())
+
+    again = Fleet.attach(cluster.address, name=name)
+    try:
+        assert again.forward is not None and again.forward["stream"] == names["stream"]
+        assert again.wait(timeout=120) == dict.fromkeys(nodes, "done")
+        assert all(c.bytes == 0 for c in again.children)  # statuses only
+        assert again.commit() == 0  # the nodes committed what the stream stored
+    finally:
+        again.close()
+    assert not state_root.exists()
+
+
+async def _stored(url: str, names: dict[str, str], run: str) -> list[bytes]:
+    """Every message of ``run``'s subject in the stream, in stream order, as stored."""
+    import nats
+    from fenwire_fast.forward import subject
+
+    nc = await nats.connect(url)
+    try:
+        jsm, out, seq = nc.jsm(), [], 1
+        while True:
+            try:
+                msg = await jsm.get_msg(names["stream"], seq, subject=subject(names["prefix"], run), next=True)
+            except nats.js.errors.NotFoundError:
+                return out
+            out.append(msg.data)
+            seq = msg.seq + 1
+    finally:
+        await nc.close()
+
+
+def test_the_cli_refuses_to_forward_a_fleet_whose_nodes_do(cluster: Any, server: LocalServer, tmp_path: Any) -> None:
+    import subprocess
+    import sys
+
+    name = f"fwself{os.getpid()}"
+    fleet = Fleet(address=cluster.address, name=name, state_root=str(tmp_path / "s"), forward={"url": server.url})
+    try:
+        fleet.spawn("Do the task.", mock={"steps": 1})
+        fleet.detach()
+        command = [sys.executable, "-m", "fenwire_fast", "forward", "--fleet", name, "--address", cluster.address]
+        done = subprocess.run([*command, "--nats", server.url], capture_output=True, text=True, timeout=120)
+        assert done.returncode != 0 and "forward its lines themselves" in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr
+    finally:
+        Fleet.attach(cluster.address, name=name).close()

@@ -53,6 +53,9 @@ def _open_source(args: argparse.Namespace) -> tuple[Any, Callable[[bool], None]]
         fleet = Fleet.attach(args.address, name=args.fleet, namespace=args.namespace, takeover=args.takeover)
     except (FleetNotFound, FleetBusy, FleetVersionMismatch, ConnectionError, ValueError) as exc:
         return str(exc).strip().splitlines()[0]
+    if fleet.forward is not None:
+        fleet.detach()
+        return f"the nodes of fleet {args.fleet!r} forward its lines themselves, to {fleet.forward.get('url')}"
     source = FleetSource(fleet)
 
     def let_go(done: bool) -> None:

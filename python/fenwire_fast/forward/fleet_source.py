@@ -29,6 +29,8 @@ class FleetSource:
     def __init__(self, fleet: Fleet) -> None:
         if fleet.name is None:
             raise ValueError("a fleet is forwarded from its driver only when it is named: Fleet(name=...)")
+        if fleet.forward is not None:
+            raise ValueError(f"the nodes of fleet {fleet.name!r} forward its lines themselves")
         self.fleet = fleet
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="fenwire-forward-look")
         self._look: Future[list[tuple[Any, Any]]] | None = None  # a wait for answers, in the thread

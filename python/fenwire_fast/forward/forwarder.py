@@ -271,13 +271,13 @@ class Forwarder(StreamLink, LaneViews):
         if self.hub.state is None or (due and time.monotonic() - self._last_commit < self.commit_every):
             return
         self._last_commit = time.monotonic()
-        moved = {lane.child: lane.stored for lane in self._lanes.values() if lane.stored > lane.committed}
-        if not moved:
+        lanes = [lane for lane in self._lanes.values() if lane.stored > lane.committed or lane.to_close]
+        if not lanes:
             return
-        self.hub.commit_at(moved)
+        self.hub.commit_at({lane.child: lane.stored for lane in lanes})
         self.commits += 1
-        for child, seq in moved.items():
-            self._lanes[child].committed = seq
+        for lane in lanes:
+            lane.was_committed()
 
     async def wait(self) -> None:
         """Sleep until a child writes, an ack comes (when lines are on their way) or a commit is due."""

@@ -100,6 +100,7 @@ class Lane:
         "failed",
         "refused",
         "committed",
+        "closed",
         "errors",
     )
 
@@ -114,6 +115,7 @@ class Lane:
         self.failed: int | None = None  # a line the server answered with an error (not stored)
         self.refused: Refusal | None = None
         self.committed = 0
+        self.closed = False  # the run finished and its commit to the end closed it
         self.errors: tuple[int, int] = (0, 0)  # (seq, times) the server answered that line with an error
 
     def drop_stored(self, seq: int) -> None:
@@ -122,6 +124,19 @@ class Lane:
         while waiting and waiting[0][0] <= seq:
             waiting.popleft()
         self.stored = max(self.stored, seq)
+
+    def was_committed(self) -> None:
+        """The run was committed up to :attr:`stored` (which closes a finished run committed to its
+        end: a fleet's child, without a durable run here, counts as closed once it finished)."""
+        self.committed = self.stored
+        durable = getattr(self.child, "durable", None)
+        self.closed = bool(durable.manifest.closed) if durable is not None else bool(self.child.finished)
+
+    @property
+    def to_close(self) -> bool:
+        """The run finished, each of its lines is stored, and no commit has closed it yet: its
+        last line may have been committed before the child's end was known."""
+        return not self.closed and self.refused is None and not self.busy and bool(self.child.finished)
 
     @property
     def busy(self) -> bool:

@@ -76,7 +76,7 @@ class FleetActors:
                         get_if_exists=True,
                         scheduling_strategy=strategy,
                         runtime_env=KEEP_CHILDREN,
-                    ).remote(node, self.name, self.state_root)
+                    ).remote(node, self.name, self.state_root, self.forward)
                 self._where[node] = RAY["ray"].get(actor.where.remote(), timeout=self.connect_timeout)
                 self.ray_calls += 1
                 if self.name is not None:

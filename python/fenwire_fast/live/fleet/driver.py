@@ -55,7 +55,9 @@ class Fleet(FleetHold, FleetEvents):
     actor publish its children's lines to NATS JetStream itself: the lines never reach this driver,
     which places children, sends controls and follows their status (``wait()``, ``children``); a
     child is reported finished once each of its lines is stored or refused.
-    :meth:`forwarded` says what each node's forwarder did."""
+    :meth:`forwarded` says what each node's forwarder did. A named fleet's nodes forward from the
+    moment their actors start, with or without a driver, and commit what the stream stored
+    themselves (:meth:`commit` moves nothing); :meth:`attach` takes the fleet's ``forward``."""
 
     def __init__(
         self,
@@ -77,7 +79,7 @@ class Fleet(FleetHold, FleetEvents):
         self.namespace = DEFAULT_NAMESPACE if namespace is None else check_name(namespace)
         self.state_root = state_root
         #: the options of each node's forwarder (``forward=``), or ``None``: the lines come here
-        self.forward = _forwarding(forward, self.name)
+        self.forward = _forwarding(forward)
         self._own = False
         if not ray.is_initialized():
             _connect(address, self.connect_timeout, ray_init_kwargs)
@@ -120,7 +122,7 @@ class Fleet(FleetHold, FleetEvents):
                 f"a fleet named {self.name!r} already exists in Ray namespace {self.namespace!r}: "
                 "Fleet.attach(...) takes it up"
             )
-        self._ledger.put_meta({"version": __version__, "state_root": self.state_root})
+        self._ledger.put_meta({"version": __version__, "state_root": self.state_root, "forward": self.forward})
 
     # -- nodes ----------------------------------------------------------------------------------
 
@@ -291,12 +293,10 @@ def _seconds(value: float) -> float:
     return float(value)
 
 
-def _forwarding(forward: dict[str, Any] | None, name: str | None) -> dict[str, Any] | None:
+def _forwarding(forward: dict[str, Any] | None) -> dict[str, Any] | None:
     """``forward=`` checked (see :func:`fenwire_fast.forward.names.check_forward`)."""
     if forward is None:
         return None
-    if name is not None:
-        raise ValueError("forward= is for a fleet without a name: a named fleet's nodes do not forward yet")
     from ...forward.names import check_forward
 
     return check_forward(forward)

@@ -56,7 +56,9 @@ class FleetHold(FleetActors):
         """Record, on every node, that each event the driver has handed over (through iteration,
         :meth:`batches`, :meth:`raw_batches`, :meth:`poll_batches` or :meth:`wait`) has been
         handled: a driver that attaches later gets every event after it, none before. One Ray call
-        per actor with something to commit; returns how many runs moved. Needs a named fleet."""
+        per actor with something to commit; returns how many runs moved. Needs a named fleet. (A
+        fleet whose nodes forward, ``forward=``, is committed by its nodes as the stream stores
+        its lines: nothing comes to the driver, and nothing moves here.)"""
         ray = RAY["ray"]
         if self._ledger is None:
             raise RuntimeError("commit() needs a named fleet: Fleet(name=...)")
@@ -148,6 +150,8 @@ class FleetHold(FleetActors):
             raise FleetNotFound(f"no fleet named {self.name!r} in Ray namespace {self.namespace!r}")
         self._check_version(meta, f"fleet {self.name!r}")
         self.state_root = meta.get("state_root")
+        forward = meta.get("forward")
+        self.forward = forward if isinstance(forward, dict) else None
         placed = self._ledger.runs()
         nodes = {
             node

@@ -10,7 +10,11 @@ Its runs live in a state dir on the node (``<state_root>/<node id>``, see
 - taking the actor rewinds it: its hub lets go of every run and attaches the state dir again,
   so the events after the last commit come again, and none before it;
 - a new actor process (Ray restarts a named fleet's actor) attaches the state dir the same way;
-- :meth:`~DurableNodeHub.commit` commits, per run, the seq the driver has handed over.
+- :meth:`~DurableNodeHub.commit` commits, per run, the seq the driver has handed over;
+- with ``forward`` (``Fleet(name=..., forward=...)``) the actor publishes its runs' lines to
+  JetStream itself, from the moment it starts, whether a driver holds it or not: its forwarder
+  commits what the stream stored, a new actor process asks the stream where each run stands, and
+  a driver that takes the node gets statuses only (nothing is rewound: no line goes to a driver).
 
 Nothing here imports Ray (see :mod:`~fenwire_fast.live.fleet.node`).
 """
@@ -42,7 +46,9 @@ Listing = list[tuple[str, int | None, int, tuple[Any, ...] | None, str | None]]
 class DurableNodeHub(NodeHub):
     """A named fleet's actor body on one node (see the module docstring)."""
 
-    def __init__(self, node: str, fleet: str, state_root: str | None = None) -> None:
+    def __init__(
+        self, node: str, fleet: str, state_root: str | None = None, forward: dict[str, Any] | None = None
+    ) -> None:
         self.node = node
         self.fleet = fleet
         root = state_root if state_root is not None else default_state_root(fleet)
@@ -59,6 +65,20 @@ class DurableNodeHub(NodeHub):
         self._holder = self._read_holder()
         #: run -> the seq the holding driver has already: lines up to it are not sent again
         self._skip: dict[str, int] = {}
+        self._forward = forward
+        self._forward_early()
+
+    def _forward_early(self) -> None:
+        """Start forwarding now, when the actor's event loop runs its constructor (an async Ray
+        actor's does): the runs' lines go out while no driver holds the node. Otherwise the
+        first poll starts it."""
+        if self._forward is None:
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._start_forwarding()
 
     def _attach(self) -> Hub:
         """The hub over this node's state dir: every run it keeps taken up again (a new one at first)."""
@@ -109,7 +129,7 @@ class DurableNodeHub(NodeHub):
                 "attach with takeover=True once that driver is gone"
             )
         self._write_holder(token)
-        if self.hub.children:
+        if self.hub.children and self._forward is None:
             self.hub.detach()
             self.hub = self._attach()
             self.children = {child.run: child for child in self.hub.children}
@@ -177,8 +197,11 @@ class DurableNodeHub(NodeHub):
 
     def commit(self, token: str, seqs: dict[str, int]) -> int:
         """Commit each run of ``seqs`` at that seq (what the driver has handed over); return how
-        many runs moved. A run that finished and is committed to its end is closed, and leaves."""
+        many runs moved. A run that finished and is committed to its end is closed, and leaves.
+        A forwarding node commits what the stream stored by itself: the driver's commit moves nothing."""
         self._check(token)
+        if self._forward is not None:
+            return 0
         children = {self.children[run]: seq for run, seq in seqs.items() if run in self.children}
         moved = self.hub.commit_at(children) if children else 0
         for child in children:
@@ -189,6 +212,7 @@ class DurableNodeHub(NodeHub):
     async def poll_held(self, token: str) -> Answer:
         """:meth:`NodeHub.poll` for the holding driver; :class:`FleetBusy` once another holds it."""
         self._check(token)
+        self._leave_closed()
         answer = await self.poll()
         if self._holder is None:  # the driver let go meanwhile: nothing for it, and no error
             return []
@@ -196,7 +220,10 @@ class DurableNodeHub(NodeHub):
         return answer
 
     def _batches(self) -> list[tuple[Any, Any]]:
-        """The hub's raw batches, less what the holding driver has already (after a rewind)."""
+        """The hub's raw batches, less what the holding driver has already (after a rewind); none
+        when the node forwards (its forwarder reads the hub)."""
+        if self.forwarder is not None:
+            return []
         batches = self.hub.poll_raw_batches()
         if not self._skip:
             return batches
@@ -220,6 +247,15 @@ class DurableNodeHub(NodeHub):
         if child is not None and child.finished and child.durable is not None and child.durable.manifest.closed:
             self._leave(run)
 
+    def _leave_closed(self) -> None:
+        """A forwarding node's finished runs whose last status went out leave once the forwarder
+        committed them to their end (the commit closes them)."""
+        if self.forwarder is None:
+            return
+        for run, child in list(self.children.items()):
+            if child.finished and self._said.get(run) == status_key(child):
+                self._finished_said(run)
+
     # -- closing --------------------------------------------------------------------------------
 
     def close_held(self, token: str) -> None:
@@ -229,6 +265,8 @@ class DurableNodeHub(NodeHub):
 
     def close(self) -> None:
         """End every run, and remove the state dir (and the state root, once no node uses it)."""
+        if self._forwarding is not None:
+            self._forwarding.cancel()
         self.hub.close()
         shutil.rmtree(self.root, ignore_errors=True)
         try:
