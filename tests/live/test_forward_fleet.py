@@ -176,63 +176,76 @@ def test_a_named_fleets_nodes_publish_without_a_driver_and_through_a_killed_acto
     gates = [str(tmp_path / f"gate{i}") for i in range(4)]
     mock = {"steps": 3, "deltas": 1500, "tools": 1, "tool_result_bytes": 3000, "gate_steps": [2]}
     fleet = Fleet(address=cluster.address, name=name, state_root=str(state_root), forward={"url": server.url, **names})
-    nodes: dict[str, str] = {}
-    for i, gate in enumerate(gates):
-        child = fleet.spawn("Do the task.", node=(node_a, node_b)[i % 2], mock={**mock, "gate_path": gate})
-        child.close()
-        nodes[child.run] = child.node
-    fleet.detach()  # no driver from here on: the nodes forward by themselves
-    for gate in gates:
-        _until(lambda gate=gate: os.path.exists(gate + ".blocked"), "every run reaches its gate")
-    manifests = _event_files(state_root, nodes)
-    assert set(manifests) == set(nodes)
-    held = sum(len(lines) for lines in _lines(manifests).values())
-    _until(lambda: _stream_count(server.url, names["stream"]) == held, "the lines before the gates, stored")
-
-    actor = ray.get_actor(actor_name(name, node_a), namespace="fenwire")
-    actor_pid, _root = ray.get(actor.where.remote())
-    for i, gate in enumerate(gates):
-        if i % 2 == 0:
-            release_gate(gate)
-    _until(lambda: _stream_count(server.url, names["stream"]) > held + 500, "node a's runs forwarding again")
-    os.kill(actor_pid, signal.SIGKILL)  # mid-stream: its runs go on writing
-    wait_gone([actor_pid])
-
-    def restarted() -> bool:
-        try:
-            return bool(ray.get(actor.where.remote())[0] != actor_pid)
-        except ray.exceptions.ActorUnavailableError:  # restarting
-            return False
-
-    _until(restarted, "Ray restarts the actor: it attaches its state dir and forwards")
-    for i, gate in enumerate(gates):
-        if i % 2 == 1:
-            release_gate(gate)
-
-    def all_closed() -> bool:
-        found = _event_files(state_root, nodes)
-        return len(found) == len(nodes) and all(m.closed for m in found.values())
-
-    _until(all_closed, "every run ended, each line stored and the run committed to its end")
-    files = _lines(_event_files(state_root, nodes))
-    for run, lines in files.items():
-        stored = asyncio.run(_stored(server.url, names, run))
-        assert len(stored) == len(lines), (run, len(stored), len(lines))
-        assert stored == lines, run
-        events, rejections = asyncio.run(read_run(server.url, run, **names))
-        checked = {**mock, "gate_path": gates[0]}
-        assert rejections == [] and check_transcript(config_from_mapping(checked), events) == [], run
-    assert _stream_count(server.url, names["stream"]) == sum(len(lines) for lines in files.values())
-
-    again = Fleet.attach(cluster.address, name=name)
     try:
-        assert again.forward is not None and again.forward["stream"] == names["stream"]
-        assert again.wait(timeout=120) == dict.fromkeys(nodes, "done")
-        assert all(c.bytes == 0 for c in again.children)  # statuses only
-        assert again.commit() == 0  # the nodes committed what the stream stored
+        nodes: dict[str, str] = {}
+        for i, gate in enumerate(gates):
+            child = fleet.spawn("Do the task.", node=(node_a, node_b)[i % 2], mock={**mock, "gate_path": gate})
+            child.close()
+            nodes[child.run] = child.node
+        fleet.detach()  # no driver from here on: the nodes forward by themselves
+        for gate in gates:
+            _until(lambda gate=gate: os.path.exists(gate + ".blocked"), "every run reaches its gate")
+        manifests = _event_files(state_root, nodes)
+        assert set(manifests) == set(nodes)
+        held = sum(len(lines) for lines in _lines(manifests).values())
+        _until(lambda: _stream_count(server.url, names["stream"]) == held, "the lines before the gates, stored")
+
+        actor = ray.get_actor(actor_name(name, node_a), namespace="fenwire")
+        actor_pid, _root = ray.get(actor.where.remote())
+        for i, gate in enumerate(gates):
+            if i % 2 == 0:
+                release_gate(gate)
+        _until(lambda: _stream_count(server.url, names["stream"]) > held + 500, "node a's runs forwarding again")
+        os.kill(actor_pid, signal.SIGKILL)  # mid-stream: its runs go on writing
+        wait_gone([actor_pid])
+
+        def restarted() -> bool:
+            try:
+                return bool(ray.get(actor.where.remote())[0] != actor_pid)
+            except ray.exceptions.ActorUnavailableError:  # restarting
+                return False
+
+        _until(restarted, "Ray restarts the actor: it attaches its state dir and forwards")
+        for i, gate in enumerate(gates):
+            if i % 2 == 1:
+                release_gate(gate)
+
+        def all_closed() -> bool:
+            found = _event_files(state_root, nodes)
+            return len(found) == len(nodes) and all(m.closed for m in found.values())
+
+        _until(all_closed, "every run ended, each line stored and the run committed to its end")
+        files = _lines(_event_files(state_root, nodes))
+        for run, lines in files.items():
+            stored = asyncio.run(_stored(server.url, names, run))
+            assert len(stored) == len(lines), (run, len(stored), len(lines))
+            assert stored == lines, run
+            events, rejections = asyncio.run(read_run(server.url, run, **names))
+            checked = {**mock, "gate_path": gates[0]}
+            assert rejections == [] and check_transcript(config_from_mapping(checked), events) == [], run
+        assert _stream_count(server.url, names["stream"]) == sum(len(lines) for lines in files.values())
+
+        again = Fleet.attach(cluster.address, name=name)
+        try:
+            assert again.forward is not None and again.forward["stream"] == names["stream"]
+            assert again.wait(timeout=120) == dict.fromkeys(nodes, "done")
+            assert all(c.bytes == 0 for c in again.children)  # statuses only
+            assert again.commit() == 0  # the nodes committed what the stream stored
+        finally:
+            again.close()
     finally:
-        again.close()
+        _close_named(cluster.address, name)
     assert not state_root.exists()
+
+
+def _close_named(address: str, name: str) -> None:
+    """Close the named fleet ``name`` if it is still there (a failed test leaves no run behind)."""
+    from fenwire_fast.live.fleet import FleetNotFound
+
+    try:
+        Fleet.attach(address, name=name, takeover=True).close()
+    except FleetNotFound:
+        pass
 
 
 async def _stored(url: str, names: dict[str, str], run: str) -> list[bytes]:
