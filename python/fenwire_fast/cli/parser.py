@@ -8,6 +8,8 @@
   control file as it grows, one line per message (:mod:`fenwire_fast.cli.tail`); exit 2 if it cannot
   be opened.
 - ``fenwire runs PATH [--json] [--prune]``: the runs kept in a state dir (:mod:`fenwire_fast.cli.runs`).
+- ``fenwire top PATH | --fleet NAME --address HOST:PORT [--once] [--json]``: a live view of every
+  run (:mod:`fenwire_fast.cli.top`).
 - ``fenwire fleet NAME --address HOST:PORT [--json]``: a named fleet's runs (:mod:`fenwire_fast.cli.fleet`).
 - ``fenwire forward --state-dir PATH --nats URL``: a durable hub's runs forwarded into NATS JetStream
   (:mod:`fenwire_fast.cli.forward`).
@@ -101,6 +103,42 @@ def _add_forward(sub: Any) -> None:
     )
 
 
+def _add_views(sub: Any) -> None:
+    """The commands that look at runs: ``runs``, ``fleet`` and ``top``."""
+    runs = sub.add_parser(
+        "runs",
+        help="list the durable runs kept in a state dir",
+        description="One line per run kept in a state dir (Hub(state_dir=PATH)): run id, pid, whether "
+        "that process still runs, the mirrored status, events and bytes written so far, when the child "
+        "last wrote, and the committed position (committed seq / last seq written). Reads only: "
+        "works while the hub runs and after its parent died.",
+    )
+    runs.set_defaults(command_parser=runs)
+    runs.add_argument("path", help="the state dir")
+    runs.add_argument("--json", action="store_true", help="one JSON object per run")
+    runs.add_argument(
+        "--prune",
+        action="store_true",
+        help="first remove the closed runs (finished, every event committed); needs the state dir free of any hub",
+    )
+    fleet = sub.add_parser(
+        "fleet",
+        help="list a named fleet's runs across its Ray nodes",
+        description="One line per run of a named fleet (Fleet(name=NAME)): its node, run id, pid, "
+        "status, and the committed seq beside the last seq read. Reads only: the driver that holds "
+        "the fleet goes on. Needs the ray extra.",
+    )
+    fleet.set_defaults(command_parser=fleet)
+    fleet.add_argument("name", help="the fleet's name")
+    fleet.add_argument("--address", required=True, help="the Ray cluster's head, HOST:PORT (or auto)")
+    fleet.add_argument("--namespace", default=None, help="the fleet's Ray namespace (default: fenwire)")
+    fleet.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the cluster and each node")
+    fleet.add_argument("--json", action="store_true", help="one JSON object per run")
+    from .top import add_top
+
+    add_top(sub)
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fenwire", description="The Fen wire protocol, fast.")
     parser.add_argument("--version", action="version", version=_version_text())
@@ -133,35 +171,7 @@ def _build_parser() -> argparse.ArgumentParser:
     tail.add_argument(
         "--no-follow", dest="follow", action="store_false", help="stop at the end of the file instead of waiting"
     )
-    runs = sub.add_parser(
-        "runs",
-        help="list the durable runs kept in a state dir",
-        description="One line per run kept in a state dir (Hub(state_dir=PATH)): run id, pid, whether "
-        "that process still runs, the mirrored status, events and bytes written so far, when the child "
-        "last wrote, and the committed position (committed seq / last seq written). Reads only: "
-        "works while the hub runs and after its parent died.",
-    )
-    runs.set_defaults(command_parser=runs)
-    runs.add_argument("path", help="the state dir")
-    runs.add_argument("--json", action="store_true", help="one JSON object per run")
-    runs.add_argument(
-        "--prune",
-        action="store_true",
-        help="first remove the closed runs (finished, every event committed); needs the state dir free of any hub",
-    )
-    fleet = sub.add_parser(
-        "fleet",
-        help="list a named fleet's runs across its Ray nodes",
-        description="One line per run of a named fleet (Fleet(name=NAME)): its node, run id, pid, "
-        "status, and the committed seq beside the last seq read. Reads only: the driver that holds "
-        "the fleet goes on. Needs the ray extra.",
-    )
-    fleet.set_defaults(command_parser=fleet)
-    fleet.add_argument("name", help="the fleet's name")
-    fleet.add_argument("--address", required=True, help="the Ray cluster's head, HOST:PORT (or auto)")
-    fleet.add_argument("--namespace", default=None, help="the fleet's Ray namespace (default: fenwire)")
-    fleet.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for the cluster and each node")
-    fleet.add_argument("--json", action="store_true", help="one JSON object per run")
+    _add_views(sub)
     _add_forward(sub)
     schema = sub.add_parser(
         "schema",
@@ -201,6 +211,10 @@ def _command(name: str) -> Callable[[argparse.Namespace], int] | None:
         from .forward import forward_command
 
         return forward_command
+    if name == "top":
+        from .top import top_command
+
+        return top_command
     if name == "runs":
         from .runs import runs_command
 

@@ -83,6 +83,12 @@ class Progress:
         width, height = self._terminal().size
         return (max(width, 1), max(height, 1))
 
+    def resize(self, size: tuple[int, int]) -> None:
+        """The terminal is now ``size`` ``(columns, lines)`` (for a display made with a fixed size)."""
+        self._fixed_size = size
+        if self._console is not None:
+            self._console.size = size
+
     def rows_available(self) -> int:
         """How many rows :meth:`show` can draw: one line of the terminal is kept free."""
         return max(1, self.size()[1] - 1)

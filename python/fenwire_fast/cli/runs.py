@@ -25,7 +25,7 @@ from ..live.parent.channel import Channel
 from ..live.parent.durable import COMMITS, Manifest, StateDir, StateDirBusy, decode_mark, read_manifests
 from ..text import printable
 
-__all__ = ["RunReport", "inspect", "print_runs", "runs_command"]
+__all__ = ["RunReport", "inspect", "look_channel", "print_runs", "runs_command", "settle"]
 
 
 @dataclass
@@ -58,23 +58,14 @@ def _report(path: str, manifest: Manifest) -> RunReport:
         closed=manifest.closed,
     )
     directory = os.path.join(path, manifest.name)
-    events = os.path.join(directory, "events.jsonl")
     try:
-        st = os.lstat(events)  # a symlink is refused by the channel, in words
+        st = os.lstat(os.path.join(directory, "events.jsonl"))  # a symlink is refused by the channel, in words
         report.bytes, report.last_event = st.st_size, st.st_mtime
-        channel = Channel(
-            manifest.run,
-            os.path.join(directory, "control.jsonl"),
-            events,
-            protected_paths=[os.path.join(directory, "child.log")],
-            follow_final_text=False,
-        )
+        channel = look_channel(path, manifest)
     except OSError as exc:
         report.problem = f"cannot read its files: {exc.strerror or exc}"
         return report
     try:
-        start = decode_mark(manifest.mark) if manifest.mark else None
-        channel.resume(manifest.committed_seq, repair=False, start=start)
         while True:
             messages, errors = channel.poll()
             if not messages and not errors and not channel.pending():
@@ -83,6 +74,34 @@ def _report(path: str, manifest: Manifest) -> RunReport:
         report.problem = f"cannot read its files: {exc.strerror or exc}"
     finally:
         channel.close()
+    settle(report, manifest, channel)
+    return report
+
+
+def look_channel(path: str, manifest: Manifest) -> Channel:
+    """A channel that only reads the run of ``manifest`` in state dir ``path``: taken up from its
+    mark (or its start), its control file read and never written, no final-text file opened.
+    Raises ``OSError`` when the run's files cannot be opened."""
+    directory = os.path.join(path, manifest.name)
+    channel = Channel(
+        manifest.run,
+        os.path.join(directory, "control.jsonl"),
+        os.path.join(directory, "events.jsonl"),
+        protected_paths=[os.path.join(directory, "child.log")],
+        follow_final_text=False,
+    )
+    try:
+        start = decode_mark(manifest.mark) if manifest.mark else None
+        channel.resume(manifest.committed_seq, repair=False, start=start)
+    except BaseException:
+        channel.close()
+        raise
+    return channel
+
+
+def settle(report: RunReport, manifest: Manifest, channel: Channel) -> None:
+    """Fill in ``report``'s status, events, last seq and error from what ``channel`` read: a child
+    that is gone without an exit line is reported as its parent would report it."""
     report.status, report.last_seq = channel.status, channel.last_seq
     report.events = channel.earlier_events + channel.events
     if report.problem is None and not channel.stopped and manifest.committed_seq > channel.read_seq:
@@ -104,7 +123,6 @@ def _report(path: str, manifest: Manifest) -> RunReport:
         report.error = str(channel.exit["error"])
     elif channel.error is not None:
         report.error = channel.error
-    return report
 
 
 def _log_problem(path: str) -> RunReport | None:
