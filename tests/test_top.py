@@ -238,3 +238,25 @@ def test_bad_options_are_one_line() -> None:
     for args in (["top"], ["top", "x", "--json"], ["top", "x", "--stall", "0"], ["top", "--fleet", "f"]):
         done = run_cli(*args)
         assert done.returncode == 2 and "Traceback" not in done.stderr, (args, done.stderr)
+
+
+def test_a_manifest_or_commit_written_between_frames_is_seen(tmp_path: Path) -> None:
+    runs = make_state(tmp_path, 5)
+    dead = runs[KINDS.index("failed")]
+    source = StateSource(tmp_path)
+    try:
+        rows = {r.run: r for r in source.look()}
+        assert rows[runs[0]].pid == os.getpid() and rows[dead].status == "failed"
+        state = StateDir(tmp_path)
+        try:
+            manifests = {m.run: m for _, m in state.manifests() if not isinstance(m, str)}
+            manifests[runs[0]].pid = 4242  # a manifest replaced whole (a child started again)
+            state.save(manifests[runs[0]])
+            state.record_commits([(manifests[runs[1]].name, 3, 1.0, None, None)])  # the log grows
+        finally:
+            state.close()
+        rows = {r.run: r for r in source.look()}
+        assert rows[runs[0]].pid == 4242
+        assert source._manifests.manifests()[1][1].committed_seq == 3  # type: ignore[union-attr]
+    finally:
+        source.close()

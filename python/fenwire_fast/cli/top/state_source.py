@@ -25,8 +25,9 @@ from ...lines import Tailer
 from ...live.parent.adopt import alive
 from ...live.parent.channel import Channel
 from ...live.parent.channel_state import SentControl
-from ...live.parent.durable import Manifest, read_manifests
+from ...live.parent.durable import Manifest
 from ..runs import RunReport, look_channel, settle
+from .manifests import ManifestCache
 from .rows import TopRow
 
 __all__ = ["StateSource", "RunWatch", "READ_BUDGET"]
@@ -156,14 +157,13 @@ class StateSource:
         self.stall = stall
         self.title = self.path
         self._watches: dict[str, RunWatch] = {}
-        self._broken: dict[str, str] = {}  # manifest name -> why it cannot be read
-        self._stamps: dict[str, float] = {}
+        self._manifests = ManifestCache(self.path)
 
     def look(self) -> list[TopRow]:
         """Every run now: one row per manifest (a damaged one gives a row with its problem)."""
         now = time.monotonic()
         rows = []
-        for name, manifest in read_manifests(self.path):
+        for name, manifest in self._manifests.manifests():
             if isinstance(manifest, str):
                 rows.append(TopRow(run=name, status="unknown", problem=f"manifest {manifest}"))
                 continue

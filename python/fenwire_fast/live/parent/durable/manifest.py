@@ -15,7 +15,16 @@ from .bounds import MAX_SEQ, RUN_NAME, check_number
 from .commits import Commit, read_commits
 from .marks import check_mark
 
-__all__ = ["MANIFEST_VERSION", "Manifest", "check_manifest", "apply_commits", "read_manifests", "new_manifest"]
+__all__ = [
+    "MANIFEST_VERSION",
+    "Manifest",
+    "check_manifest",
+    "apply_commits",
+    "manifest_files",
+    "read_manifest",
+    "read_manifests",
+    "new_manifest",
+]
 
 MANIFEST_VERSION = 1
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -161,6 +170,30 @@ def apply_commits(manifest: Manifest, commits: dict[str, Commit]) -> bool:
     return changed
 
 
+def manifest_files(dir_fd: int) -> list[str]:
+    """The names of the manifest files in the state dir open as ``dir_fd``, sorted."""
+    return sorted(n for n in os.listdir(dir_fd) if n.endswith(".json") and not n.startswith("."))
+
+
+def read_manifest(dir_fd: int, file_name: str) -> Manifest | str:
+    """The manifest in ``file_name`` of the state dir open as ``dir_fd``, checked, or why it is not
+    one (not brought up to the commit log: see :func:`apply_commits`)."""
+    name = file_name[: -len(".json")]
+    try:
+        data = read_regular(file_name, _MANIFEST_CAP, dir_fd=dir_fd)
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    if len(data) > _MANIFEST_CAP:
+        return f"larger than {_MANIFEST_CAP} bytes"
+    try:
+        manifest = Manifest.from_json(data)
+    except (ValueError, TypeError) as exc:
+        return f"not a manifest: {exc}"
+    if manifest.name != name:
+        return f"names another run directory ({manifest.name!r})"
+    return manifest
+
+
 def read_manifests(path: str, dir_fd: int | None = None, *, with_log: bool = True) -> list[tuple[str, Manifest | str]]:
     """The manifests in state dir ``path``, sorted by name, each brought up to its commits in the
     log (unless ``with_log`` is false). Read-only, no lock: while a hub folds the log, a reader
@@ -170,26 +203,8 @@ def read_manifests(path: str, dir_fd: int | None = None, *, with_log: bool = Tru
     if dir_fd is None:
         dir_fd = os.open(path, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
     try:
-        names = sorted(n for n in os.listdir(dir_fd) if n.endswith(".json") and not n.startswith("."))
-        for file_name in names:
-            name = file_name[: -len(".json")]
-            try:
-                data = read_regular(file_name, _MANIFEST_CAP, dir_fd=dir_fd)
-            except OSError as exc:
-                found.append((name, f"cannot be read: {exc.strerror or exc}"))
-                continue
-            if len(data) > _MANIFEST_CAP:
-                found.append((name, f"larger than {_MANIFEST_CAP} bytes"))
-                continue
-            try:
-                manifest = Manifest.from_json(data)
-            except (ValueError, TypeError) as exc:
-                found.append((name, f"not a manifest: {exc}"))
-                continue
-            if manifest.name != name:
-                found.append((name, f"names another run directory ({manifest.name!r})"))
-                continue
-            found.append((name, manifest))
+        for file_name in manifest_files(dir_fd):
+            found.append((file_name[: -len(".json")], read_manifest(dir_fd, file_name)))
         if with_log:
             commits = read_commits(dir_fd)
             for _name, read in found:
