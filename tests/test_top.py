@@ -205,6 +205,8 @@ def test_an_unreadable_dir_is_one_line(tmp_path: Path) -> None:
 def test_damaged_runs_are_rows_that_say_so(tmp_path: Path) -> None:
     runs = make_state(tmp_path, 6)
     (tmp_path / "run-zzz-broken.json").write_bytes(b'{"run": "x", "na')  # a manifest cut short
+    os.mkfifo(tmp_path / "run-zzz-fifo.json")  # one that is not a file (no reader may block on it)
+    (tmp_path / "run-zzz-dir.json").mkdir()  # and one that is a directory
     fifo_run = runs[0]
     events = event_path(tmp_path, fifo_run)
     events.unlink()
@@ -213,8 +215,10 @@ def test_damaged_runs_are_rows_that_say_so(tmp_path: Path) -> None:
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     rows = {r["run"]: r for r in map(json.loads, done.stdout.splitlines())}
     assert "not a manifest" in rows["run-zzz-broken"]["problem"]
+    assert "cannot be read" in rows["run-zzz-fifo"]["problem"]
+    assert "cannot be read" in rows["run-zzz-dir"]["problem"]
     assert "cannot read its files" in rows[fifo_run]["problem"]
-    assert len(rows) == 7
+    assert len(rows) == 9
 
 
 def test_top_writes_nothing_and_takes_no_lock(tmp_path: Path) -> None:
