@@ -13,6 +13,7 @@ a line the codec rejects becomes the run's ``problem`` or ``error``, shown in it
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import replace
@@ -26,6 +27,7 @@ from ...live.parent.adopt import alive
 from ...live.parent.channel import Channel
 from ...live.parent.channel_state import SentControl
 from ...live.parent.durable import Manifest
+from ...live.proc.limits import OpenFileLimit, ensure_open_files
 from ..runs import RunReport, look_channel, settle
 from .manifests import ManifestCache
 from .rows import TopRow
@@ -163,7 +165,11 @@ class StateSource:
         """Every run now: one row per manifest (a damaged one gives a row with its problem)."""
         now = time.monotonic()
         rows = []
-        for name, manifest in self._manifests.manifests():
+        found = self._manifests.manifests()
+        if len(found) > len(self._watches):
+            with contextlib.suppress(OpenFileLimit):  # past the limit, a run's row says it cannot be read
+                ensure_open_files(len(found))
+        for name, manifest in found:
             if isinstance(manifest, str):
                 rows.append(TopRow(run=name, status="unknown", problem=f"manifest {manifest}"))
                 continue
