@@ -13,7 +13,8 @@
 # zig comes from PyPI, as the ziglang wheel: it is declared here, pinned below, and installed with
 # pip into a venv of its own under target/ (made on the first run, kept with cargo's build cache),
 # so that neither the interpreters nor the package's own dependencies get it. maturin is told
-# where it is with CARGO_ZIGBUILD_PYTHON_PATH (it runs `python -m ziglang`).
+# where it is with CARGO_ZIGBUILD_PYTHON_PATH (it runs `python -m ziglang`). auditwheel (PyPI, in
+# the same venv) then shows the tag of each wheel built.
 set -euo pipefail
 ZIGLANG="ziglang>=0.17.1,<0.18"  # checked with 0.17.1 and maturin 1.16
 out=dist
@@ -31,7 +32,7 @@ if ! "$zig_venv/bin/python" -c '' 2>/dev/null; then  # none yet, or its Python i
     echo "build_wheels: a venv for zig ($ZIGLANG, from PyPI) in $zig_venv"
     "${PYTHON:-python3}" -m venv --clear "$zig_venv"
 fi
-"$zig_venv/bin/python" -m pip install --quiet --disable-pip-version-check "$ZIGLANG"
+"$zig_venv/bin/python" -m pip install --quiet --disable-pip-version-check "$ZIGLANG" "auditwheel>=6"
 export CARGO_ZIGBUILD_PYTHON_PATH=$zig_venv/bin/python
 echo "build_wheels: zig $("$zig_venv/bin/python" -m ziglang version)"
 
@@ -44,8 +45,14 @@ for v in "${versions[@]}"; do
         continue
     fi
     echo "build_wheels: CPython $v ($py)"
+    before=$(ls "$out"/*.whl 2>/dev/null || true)
     maturin build --release --interpreter "$py" --compatibility manylinux2014 --zig --auditwheel check \
         --out "$out"
+    for wheel in "$out"/*.whl; do  # what auditwheel itself says of each new wheel
+        grep -qxF "$wheel" <<<"$before" && continue
+        "$zig_venv/bin/auditwheel" show "$wheel" | tr '\n' ' ' | sed 's/  */ /g'
+        echo
+    done
     built=$((built + 1))
 done
 [[ $built -gt 0 ]] || { echo "build_wheels: no interpreter found" >&2; exit 1; }
