@@ -3,6 +3,7 @@ the messages of the piece as Python objects."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -168,6 +169,17 @@ def drain_ujson(chunks: list[bytes]) -> int:
     return n
 
 
+def drain_json(chunks: list[bytes]) -> int:
+    """The standard library's ``json.loads`` per line, no validation."""
+    loads = json.loads
+    n = 0
+    for chunk in chunks:
+        lines = chunk.split(b"\n")
+        lines.pop()
+        n += len([loads(line) for line in lines])
+    return n
+
+
 _simd = simdjson.Parser()
 
 
@@ -192,5 +204,6 @@ DRAINS: dict[str, Callable[[list[bytes]], int]] = {
     "msgspec decode_lines (untyped)": drain_msgspec_untyped,
     "msgspec decode_lines+to_builtins": drain_msgspec,
     "ujson.loads per line": drain_ujson,
+    "json.loads per line (stdlib)": drain_json,
     "simdjson lazy parse per line (no objects)": drain_simdjson,
 }

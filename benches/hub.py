@@ -1,7 +1,9 @@
 """The hub at scale: idle cost, append-to-delivery latency, CPU per event.
 
 Run ``python benches/hub.py [idle|latency|busy|durable|traced|rounds|all] [--wakeups kernel|poll] [--children N]``.
-Nothing here is a test: the figures go to BENCHMARKS.md.
+Nothing here is a test: the figures go to BENCHMARKS.md. ``--json FILE`` also writes what was
+measured as JSON (the machine, then one entry per measure with its settings and figures), which
+``report.py --plot DIR --hub FILE`` charts.
 
 - **idle**: N children (``sleep``) that never write; the parent waits in ``Hub.wait`` for a few
   seconds; its CPU time / seconds / N is the cost of one idle child per second.
@@ -15,7 +17,8 @@ Nothing here is a test: the figures go to BENCHMARKS.md.
   per event through ``Hub.batches`` is compared with bare ``Receiver.feed`` on the same bytes cut
   at the same places (each read the hub made), and at 64 KiB pieces. ``--state-dir PATH``: the
   hub is durable (``Hub(state_dir=PATH)``) and the consumer calls ``hub.commit()`` after every
-  batch, or every ``--commit-every`` N batches (counted as the hub's CPU).
+  batch, or every ``--commit-every`` N batches (counted as the hub's CPU). ``--per-child N``: lines
+  per child (default 10,000).
 - **durable**: ``busy`` by a plain hub and by a durable hub (a new temporary state dir) that
   commits after every batch (or ``--commit-every`` N), ``--repeat`` rounds (default 5), the order
   alternating from round to round; the parent's CPU per event of each, each round's ratio and the
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import random
 import shutil
@@ -46,6 +50,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import machine
 from fenwire_fast import IMPLEMENTATION, Receiver
 from fenwire_fast.live.parent.hub import Hub
 from fenwire_fast.live.parent.spawn import LiveChild
@@ -435,6 +440,8 @@ def main() -> None:
     parser.add_argument("--children", type=int, default=None)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--per-write", type=int, default=8, help="busy, rounds: lines per write (default 8)")
+    parser.add_argument("--per-child", type=int, default=10_000, help="busy: lines per child (default 10,000)")
+    parser.add_argument("--json", metavar="FILE", help="also write the figures to FILE as JSON")
     parser.add_argument("--rounds", type=int, default=300, help="rounds: how many (default 300)")
     parser.add_argument("--repeat", type=int, default=5, help="durable: rounds of both hubs (default 5)")
     parser.add_argument("--state-dir", help="busy: a durable hub with this state dir, committing after every batch")
@@ -456,9 +463,20 @@ def main() -> None:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"backend {IMPLEMENTATION}, wakeups {args.wakeups}, python {sys.version.split()[0]}, load average {load}")
     random.seed(1)
+    info = {**machine.describe(), "wakeups": args.wakeups}
+    measured = measure(args)
+    if args.json:
+        out = {"machine": {**info, "load_average_end": machine.load_average()}, "measures": measured}
+        Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
+
+
+def measure(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Run and print what ``args`` ask for; each measure's settings and figures."""
+    measured: list[dict[str, Any]] = []
     if args.what in ("idle", "all"):
         n = args.children or 1024
         r = idle(n, args.wakeups, args.seconds)
+        measured.append({"what": "idle", "children": n, **r})
         print(
             f"idle     {n} children: {r['us_per_child_per_s']:.3f} us CPU per child per second "
             f"({r['cpu_s'] * 1e3:.1f} ms CPU in {r['wall_s']:.1f} s)"
@@ -467,6 +485,7 @@ def main() -> None:
         n = args.children or 1024
         for mode in (False, True):
             r = latency(n, args.wakeups, asyncio_=mode)
+            measured.append({"what": "latency", "children": n, "asyncio": mode, **r})
             hub_part = (
                 f"; from the kernel's wake-up: median {r['hub_median_ms']:.3f} ms, p99 {r['hub_p99_ms']:.3f} ms"
                 if "hub_median_ms" in r
@@ -481,11 +500,15 @@ def main() -> None:
         r = busy(
             n,
             args.wakeups,
+            per_child=args.per_child,
             per_write=args.per_write,
             state_dir=args.state_dir,
             commit_every=args.commit_every,
             trace=sdk_telemetry() if args.trace else False,
         )
+        settings = {"children": n, "per_child": args.per_child, "per_write": args.per_write}
+        durable = {"durable": bool(args.state_dir), "commit_every": args.commit_every, "traced": args.trace}
+        measured.append({"what": "busy", **settings, **durable, **r})
         print(
             f"busy     {n} children{f', durable, a commit every {args.commit_every} batch(es)' if args.state_dir else ''}: "
             f"{r['events']:.0f} events in {r['reads']:.0f} reads "
@@ -497,6 +520,7 @@ def main() -> None:
     if args.what == "durable":
         n = args.children or 64
         rows = busy_durable(n, args.wakeups, args.per_write, args.repeat, args.commit_every)
+        measured.append({"what": "durable", "children": n, "per_write": args.per_write, "rounds": rows})
         plain = statistics.median(p["hub_us_per_event"] for p, _ in rows)
         durable = statistics.median(d["hub_us_per_event"] for _, d in rows)
         ratios = sorted(d["hub_us_per_event"] / p["hub_us_per_event"] for p, d in rows)
@@ -510,6 +534,7 @@ def main() -> None:
     if args.what == "traced":
         n = args.children or 64
         rows = busy_traced(n, args.wakeups, args.per_write, args.repeat)
+        measured.append({"what": "traced", "children": n, "per_write": args.per_write, "rounds": rows})
         off = statistics.median(p["hub_us_per_event"] for p, _ in rows)
         on = statistics.median(d["hub_us_per_event"] for _, d in rows)
         ratios = sorted(d["hub_us_per_event"] / p["hub_us_per_event"] for p, d in rows)
@@ -544,6 +569,8 @@ def main() -> None:
             f"hub {r['hub_us_per_read']:.2f} us per read, bare feed of the same piece {r['bare_us_per_read']:.2f}: "
             f"{r['overhead_us_per_read']:.2f} us per read on top ({r['ratio']:.2f}x)"
         )
+        measured.append({"what": "rounds", "children": n, "per_write": args.per_write, "rounds": args.rounds, **r})
+    return measured
 
 
 if __name__ == "__main__":

@@ -265,7 +265,8 @@ STREAMS = {
 
 def all_streams() -> dict[str, Any]:
     """Every stream shape the tables cover: the realistic ones, then the ASCII case
-    (``streams.py``: few escapes, little non-ASCII)."""
+    (``streams.py``: few escapes, little non-ASCII). Each is called with no argument (200,000
+    lines) or with the number of lines."""
     return {**STREAMS, "ASCII mixed": streams.mixed_stream, "ASCII deltas": streams.deltas_stream}
 
 

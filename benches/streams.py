@@ -130,13 +130,13 @@ def to_stream(messages: list[dict[str, Any]]) -> bytes:
 
 
 @cache
-def mixed_stream() -> bytes:
-    return to_stream(mixed_messages())
+def mixed_stream(n: int = 200_000) -> bytes:
+    return to_stream(mixed_messages(n))
 
 
 @cache
-def deltas_stream() -> bytes:
-    return to_stream(delta_messages())
+def deltas_stream(n: int = 200_000) -> bytes:
+    return to_stream(delta_messages(n))
 
 
 def chunks(data: bytes, size: int = CHUNK) -> list[bytes]:
