@@ -264,3 +264,27 @@ def test_a_manifest_or_commit_written_between_frames_is_seen(tmp_path: Path) -> 
         assert source._manifests.manifests()[1][1].committed_seq == 3  # type: ignore[union-attr]
     finally:
         source.close()
+
+
+def test_a_run_read_from_its_start_has_no_rate_until_caught_up(tmp_path: Path, monkeypatch: Any) -> None:
+    from fenwire_fast.cli.top import state_source
+
+    monkeypatch.setattr(state_source, "READ_BUDGET", 2000)  # a few lines a look
+    monkeypatch.setattr(state_source, "READ_STEP", 1000)
+    runs = make_state(tmp_path, 1, deltas=200)
+    source = StateSource(tmp_path)
+    try:
+        looks = 0
+        while True:
+            (row,) = source.look()
+            looks += 1
+            if row.events == row.last_seq and row.rate is not None:
+                break
+            assert row.rate is None, row  # the old events it is catching up on are not a rate
+            assert looks < 1000
+        assert looks > 5 and row.rate == 0.0  # nothing written between the last two looks
+        append_events(tmp_path, runs[0], [("assistant-text-delta", {"delta": "x"})] * 10)
+        (row,) = source.look()
+        assert row.rate is not None and row.rate > 0 and row.events == row.last_seq
+    finally:
+        source.close()

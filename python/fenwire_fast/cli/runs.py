@@ -78,17 +78,20 @@ def _report(path: str, manifest: Manifest) -> RunReport:
     return report
 
 
-def look_channel(path: str, manifest: Manifest) -> Channel:
+def look_channel(path: str, manifest: Manifest, max_bytes: int | None = None) -> Channel:
     """A channel that only reads the run of ``manifest`` in state dir ``path``: taken up from its
-    mark (or its start), its control file read and never written, no final-text file opened.
-    Raises ``OSError`` when the run's files cannot be opened."""
+    mark (or its start), its control file read and never written, no final-text file opened;
+    ``max_bytes`` bounds one read (default: a channel's). Raises ``OSError`` when the run's files
+    cannot be opened."""
     directory = os.path.join(path, manifest.name)
     channel = Channel(
         manifest.run,
+        *(() if max_bytes is None else ()),
         os.path.join(directory, "control.jsonl"),
         os.path.join(directory, "events.jsonl"),
         protected_paths=[os.path.join(directory, "child.log")],
         follow_final_text=False,
+        **({} if max_bytes is None else {"max_bytes": max_bytes}),
     )
     try:
         start = decode_mark(manifest.mark) if manifest.mark else None

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from typing import Any
 
 from .rows import SORTS, filter_rows, sort_rows, totals
@@ -42,7 +43,11 @@ def add_top(sub: Any) -> None:
     top.add_argument("--fleet", metavar="NAME", help="instead: the named fleet NAME (needs --address and Ray)")
     top.add_argument("--address", help="with --fleet: the Ray cluster's head, HOST:PORT (or auto)")
     top.add_argument("--namespace", default=None, help="with --fleet: its Ray namespace (default: fenwire)")
-    top.add_argument("--once", action="store_true", help="print one frame and stop (no terminal needed)")
+    top.add_argument(
+        "--once",
+        action="store_true",
+        help="print one frame and stop (no terminal needed): two looks --interval apart, for the rates",
+    )
     top.add_argument("--json", action="store_true", help="with --once: one JSON object per run")
     top.add_argument("--sort", choices=tuple(SORTS), default="status", help="the rows' order (default: status)")
     top.add_argument(
@@ -103,7 +108,8 @@ def _usage(args: argparse.Namespace) -> str | None:
 
 
 def _once(source: Source, args: argparse.Namespace) -> None:
-    rows = source.look()  # a second look: the rates since the first one
+    time.sleep(args.interval)  # the rates are the events written between two looks this far apart
+    rows = source.look()
     shown = sort_rows(filter_rows(rows, args.status), args.sort)
     if args.json:
         for row in shown:

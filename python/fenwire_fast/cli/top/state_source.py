@@ -32,10 +32,12 @@ from ..runs import RunReport, look_channel, settle
 from .manifests import ManifestCache
 from .rows import TopRow
 
-__all__ = ["StateSource", "RunWatch", "READ_BUDGET"]
+__all__ = ["StateSource", "RunWatch", "READ_BUDGET", "READ_STEP"]
 
 #: at most this many bytes of one run's event file are read per look
 READ_BUDGET = 4 << 20
+#: in reads of at most this many bytes
+READ_STEP = 1 << 20
 
 _TURN = EVENT_TYPE_ORDER.index("turn-started")
 
@@ -53,7 +55,9 @@ class RunWatch:
         self._controls: Tailer | None = None
         self.channel: Channel | None = None
         try:
-            self.channel = look_channel(path, replace(manifest, committed_seq=0, mark=None))  # from the start
+            self.channel = look_channel(
+                path, replace(manifest, committed_seq=0, mark=None), READ_STEP
+            )  # from the start
             known = max(self.channel.controls, default=0)
             self._known = known
             self._controls = Tailer(self.channel.control_path, "control", follow=False)
@@ -66,6 +70,7 @@ class RunWatch:
         report = RunReport(name=manifest.name, run=manifest.run, pid=manifest.pid, problem=self.problem)
         row = TopRow(run=manifest.run, status="starting", pid=manifest.pid)
         channel = self.channel
+        caught_up = False
         if channel is not None and self.problem is None:
             try:
                 self._read_controls(channel)
@@ -83,11 +88,13 @@ class RunWatch:
         row.status = report.status or "starting"
         row.alive, row.events, row.last_seq = report.alive, report.events, report.last_seq
         row.error, row.problem, row.turn = report.error, report.problem, self.turn
-        self._timing(row, now, stall)
+        self._timing(row, now, stall, caught_up)
         return row
 
-    def _timing(self, row: TopRow, now: float, stall: float) -> None:
-        """Bytes, the age of the last event, the rate since the last look, and whether it stalled."""
+    def _timing(self, row: TopRow, now: float, stall: float, caught_up: bool) -> None:
+        """Bytes, the age of the last event, the rate since the last look, and whether it stalled.
+        The rate counts the events the run wrote between two looks that each read all it had
+        written (none while a look is still catching up: that would count old events as new)."""
         try:
             st = os.lstat(os.path.join(self.path, self.manifest.name, "events.jsonl"))
         except OSError:
@@ -96,10 +103,12 @@ class RunWatch:
             row.bytes = st.st_size
             row.age = max(0.0, time.time() - st.st_mtime)
         last = self._sample
-        if last is not None and now > last[0]:
+        if not caught_up:
+            self._rate = None
+        elif last is not None and now > last[0]:
             self._rate = max(0.0, (row.events - last[1]) / (now - last[0]))
-        self._sample = (now, row.events)
-        row.rate = self._rate if not row.finished else 0.0
+        self._sample = (now, row.events) if caught_up else None
+        row.rate = 0.0 if row.finished else self._rate
         row.stalled = not row.finished and row.age is not None and row.age > stall
 
     def _read_controls(self, channel: Channel) -> None:
