@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import TextIO
 
+from .. import DRAIN_BYTE_BUDGET
 from .._regular import read_regular
 from ..live.parent.adopt import alive
 from ..live.parent.channel import Channel
@@ -91,7 +92,7 @@ def look_channel(path: str, manifest: Manifest, max_bytes: int | None = None) ->
         os.path.join(directory, "events.jsonl"),
         protected_paths=[os.path.join(directory, "child.log")],
         follow_final_text=False,
-        **({} if max_bytes is None else {"max_bytes": max_bytes}),
+        max_bytes=DRAIN_BYTE_BUDGET if max_bytes is None else max_bytes,
     )
     try:
         start = decode_mark(manifest.mark) if manifest.mark else None
