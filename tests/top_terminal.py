@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import fcntl
 import os
-import pty
 import select
 import signal
 import struct
+import subprocess
 import sys
 import termios
 import time
@@ -27,18 +27,31 @@ class Pty:
     def __init__(self, args: list[str], size: tuple[int, int]) -> None:
         self.screen = pyte.Screen(*size)
         self.stream = pyte.ByteStream(self.screen)
-        env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "", "LINES": ""}
-        env.pop("COLUMNS")
-        env.pop("LINES")
-        self.pid, self.fd = pty.fork()
-        if self.pid == 0:  # pragma: no cover - the child
-            os.execvpe(sys.executable, [sys.executable, "-m", "fenwire_fast", "top", *args], env)
-        self.resize(size)
+        env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+        self.fd, terminal = os.openpty()
+        self._size(size)
+        # a new process, not a fork of this one (which may run threads: a hub's, Ray's)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "fenwire_fast", "top", *args],
+            stdin=terminal,
+            stdout=terminal,
+            stderr=terminal,
+            env={**env, "TERM": "xterm-256color"},
+            start_new_session=True,
+        )
+        os.close(terminal)
+        self.pid = self.proc.pid
 
-    def resize(self, size: tuple[int, int]) -> None:
+    def _size(self, size: tuple[int, int]) -> None:
         columns, lines = size
         self.screen.resize(lines, columns)
-        fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", lines, columns, 0, 0))  # the kernel sends SIGWINCH
+        fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", lines, columns, 0, 0))
+
+    def resize(self, size: tuple[int, int]) -> None:
+        """The terminal is now ``size``; the command is told as a terminal tells its foreground
+        process (SIGWINCH: the command has no controlling terminal to get it from)."""
+        self._size(size)
+        os.kill(self.pid, signal.SIGWINCH)
 
     def text(self) -> str:
         return "\n".join(line.rstrip() for line in self.screen.display)
@@ -60,20 +73,19 @@ class Pty:
     def wait(self) -> int:
         end = time.monotonic() + GUARD
         while True:
-            try:
-                self.stream.feed(os.read(self.fd, 1 << 16))
-            except OSError:
-                pass
-            done, status = os.waitpid(self.pid, os.WNOHANG)
-            if done:
+            ready, _, _ = select.select([self.fd], [], [], 0.05)
+            if ready:
+                try:
+                    self.stream.feed(os.read(self.fd, 1 << 16))
+                except OSError:
+                    pass
+            code = self.proc.poll()
+            if code is not None:
                 os.close(self.fd)
-                return os.waitstatus_to_exitcode(status)
+                return code
             assert time.monotonic() < end, self.text()
-            time.sleep(0.01)
 
     def kill(self) -> None:
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
