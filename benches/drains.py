@@ -122,13 +122,7 @@ def drain_pure(chunks: list[bytes]) -> int:
 
 def drain_orjson(chunks: list[bytes]) -> int:
     """``orjson.loads`` per line (split on b"\\n"), no validation, no seq check, no line cap."""
-    loads = orjson.loads
-    n = 0
-    for chunk in chunks:
-        lines = chunk.split(b"\n")
-        lines.pop()  # the empty piece after the last newline
-        n += len([loads(line) for line in lines])
-    return n
+    return _per_line(orjson.loads, chunks)
 
 
 _decoder = msgspec.json.Decoder(Event)  # type: ignore[arg-type]
@@ -158,26 +152,24 @@ def drain_msgspec_untyped(chunks: list[bytes]) -> int:
     return n
 
 
-def drain_ujson(chunks: list[bytes]) -> int:
-    """``ujson.loads`` per line, no validation."""
-    loads = ujson.loads
+def _per_line(loads: Callable[[bytes], object], chunks: list[bytes]) -> int:
+    """``loads`` on every line of ``chunks`` (split on b"\\n"), the objects kept per chunk."""
     n = 0
     for chunk in chunks:
         lines = chunk.split(b"\n")
-        lines.pop()
+        lines.pop()  # the empty piece after the last newline
         n += len([loads(line) for line in lines])
     return n
+
+
+def drain_ujson(chunks: list[bytes]) -> int:
+    """``ujson.loads`` per line, no validation."""
+    return _per_line(ujson.loads, chunks)
 
 
 def drain_json(chunks: list[bytes]) -> int:
     """The standard library's ``json.loads`` per line, no validation."""
-    loads = json.loads
-    n = 0
-    for chunk in chunks:
-        lines = chunk.split(b"\n")
-        lines.pop()
-        n += len([loads(line) for line in lines])
-    return n
+    return _per_line(json.loads, chunks)
 
 
 _simd = simdjson.Parser()

@@ -13,35 +13,12 @@ import re
 from types import SimpleNamespace
 from typing import Any
 
-import pyte
 import pytest
 from fenwire_fast.cli.demo import driver, report
 from fenwire_fast.cli.progress import Progress
+from pyte_terminal import Terminal
 
 STATUSES = ["starting", "ready", "running", "closing", "finalizing", "done", "cancelled", "failed", "timed-out"]
-
-
-class Terminal(io.StringIO):
-    """A stream that is also a screen: everything written is fed to a pyte terminal."""
-
-    def __init__(self, columns: int, lines: int) -> None:
-        super().__init__()
-        self.screen = pyte.Screen(columns, lines)
-        self.feed = pyte.Stream(self.screen)
-
-    def write(self, text: str) -> int:
-        self.feed.feed(text.replace("\n", "\r\n"))  # what a tty does to output (ONLCR)
-        return super().write(text)
-
-    def isatty(self) -> bool:
-        return True
-
-    def shown(self) -> list[str]:
-        """The screen's lines without trailing blanks, the blank lines at the bottom dropped."""
-        lines = [line.rstrip() for line in self.screen.display]
-        while lines and not lines[-1]:
-            lines.pop()
-        return lines
 
 
 def _tracks(n: int, tick: int) -> list[Any]:

@@ -8,41 +8,18 @@ that says what is wrong, never a traceback; and top writes nothing and takes no 
 
 from __future__ import annotations
 
-import io
 import json
 import os
 from pathlib import Path
 from typing import Any
 
-import pyte
 import pytest
 from conftest import run_cli
 from fenwire_fast.cli.top.screen import TopScreen
 from fenwire_fast.cli.top.state_source import StateSource
 from fenwire_fast.live.parent.durable import StateDir
+from pyte_terminal import Terminal
 from top_state import KINDS, append_events, event_path, make_old, make_state
-
-
-class Terminal(io.StringIO):
-    """A stream that is also a screen: everything written is fed to a pyte terminal."""
-
-    def __init__(self, columns: int, lines: int) -> None:
-        super().__init__()
-        self.screen = pyte.Screen(columns, lines)
-        self.feed = pyte.Stream(self.screen)
-
-    def write(self, text: str) -> int:
-        self.feed.feed(text.replace("\n", "\r\n"))  # what a tty does to output (ONLCR)
-        return super().write(text)
-
-    def isatty(self) -> bool:
-        return True
-
-    def shown(self) -> list[str]:
-        lines = [line.rstrip() for line in self.screen.display]
-        while lines and not lines[-1]:
-            lines.pop()
-        return lines
 
 
 def _draw(screen: TopScreen, term: Terminal) -> list[str]:
